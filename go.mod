@@ -1,0 +1,3 @@
+module github.com/toposcope/toposcope
+
+go 1.26
