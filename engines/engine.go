@@ -1,0 +1,92 @@
+// Package engines defines the contract of toposcope's outputs: the plugins
+// that turn a topology graph into what a scheduler reads. Each engine lives
+// in a sub-package; internal/registry lists them all.
+package engines
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/topology"
+)
+
+// ErrInexpressible is wrapped when a graph cannot be expressed in the
+// engine's target format (for example, a Slurm version that does not allow
+// it). Nothing is written in that case.
+var ErrInexpressible = errors.New("topology cannot be expressed for this target")
+
+// Engine publishes a topology graph.
+type Engine interface {
+	// Publish renders g and delivers it (writes a file, patches objects).
+	// On error, what was published before is left as it was.
+	Publish(ctx context.Context, g *topology.Graph) error
+}
+
+// Renderer is implemented by engines whose output is a document, so that
+// it can be printed or served without being published.
+type Renderer interface {
+	// Render returns the document for g.
+	Render(ctx context.Context, g *topology.Graph) ([]byte, error)
+	// ContentType is the media type of the document.
+	ContentType() string
+}
+
+// Coverage lists nodes that an engine's output leaves out. Schedulers
+// often stop using such nodes silently, so they are always reported.
+type Coverage struct {
+	// Uncovered are the nodes of the graph that the output does not place,
+	// in natural order.
+	Uncovered []string `json:"uncovered"`
+	// Reason says why they are left out.
+	Reason string `json:"reason,omitempty"`
+}
+
+// CoverageReporter is implemented by engines that can leave nodes out.
+type CoverageReporter interface {
+	// Coverage reports the nodes of g that the output would not cover.
+	Coverage(g *topology.Graph) Coverage
+}
+
+// Deps are what an engine may need from its host process.
+type Deps struct {
+	// Logger receives the engine's logs; never nil once defaulted.
+	Logger *slog.Logger
+	// Stdout is where an engine with no destination configured writes.
+	Stdout io.Writer
+	// Now returns the current time.
+	Now func() time.Time
+}
+
+// WithDefaults fills unset dependencies.
+func (d Deps) WithDefaults() Deps {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Stdout == nil {
+		d.Stdout = io.Discard
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return d
+}
+
+// Factory describes one engine to the registry.
+type Factory struct {
+	// Name is the engine name used in configuration and on the CLI.
+	Name string
+	// Summary is a one-line description for `toposcope engines`.
+	Summary string
+	// New decodes params into the engine's typed configuration, validates
+	// it, and builds the engine. Field names in errors are prefixed with
+	// prefix.
+	New func(params *yaml.Node, prefix string, deps Deps) (Engine, error)
+	// Example is a parameter document that builds a working engine that
+	// needs no outside service, used by the conformance test and the docs.
+	Example string
+}

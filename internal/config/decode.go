@@ -1,0 +1,196 @@
+// Package config decodes toposcope's YAML configuration: the file shared by
+// the CLI and the service, and each plugin's typed parameters. Every error
+// names the key (and, where the YAML gives one, the line) it is about.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ErrInvalid is wrapped by every configuration error.
+var ErrInvalid = errors.New("invalid configuration")
+
+// FieldError is a problem with one configuration key.
+type FieldError struct {
+	// Field is the dotted path of the key, e.g. "engines[0].params.plugin".
+	Field string
+	// Line is the 1-based line of the key in its file; 0 when unknown.
+	Line int
+	// Err says what is wrong.
+	Err error
+}
+
+// Error implements error.
+func (e *FieldError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s (line %d): %v", e.Field, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Field, e.Err)
+}
+
+// Unwrap makes errors.Is match both ErrInvalid and the cause.
+func (e *FieldError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
+
+// Errorf returns a FieldError for field with a formatted message.
+func Errorf(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Validator is implemented by every typed plugin configuration.
+type Validator interface {
+	// Validate reports every invalid field, as FieldErrors joined with
+	// errors.Join. Field names are the YAML keys.
+	Validate() error
+}
+
+// Decode strictly decodes params (a YAML mapping, or nil for "no params")
+// into cfg, which must be a pointer to a struct already holding its
+// defaults, and then validates it. Unknown keys are errors. Field names in
+// errors are prefixed with prefix (e.g. "engines[0].params") and carry the
+// line of the key in the YAML.
+func Decode(params *yaml.Node, cfg Validator, prefix string) error {
+	lines := map[string]int{}
+	if params != nil && params.Kind != 0 {
+		if params.Kind == yaml.ScalarNode && params.Tag == "!!null" {
+			params = nil
+		}
+	}
+	if params != nil && params.Kind != 0 {
+		if params.Kind != yaml.MappingNode {
+			return &FieldError{Field: prefix, Line: params.Line, Err: errors.New("must be a mapping")}
+		}
+		if err := checkKeys(params, reflect.TypeOf(cfg), prefix, "", lines); err != nil {
+			return err
+		}
+		if err := params.Decode(cfg); err != nil {
+			return &FieldError{Field: prefix, Line: params.Line, Err: cleanYAMLError(err)}
+		}
+	}
+	return prefixErrors(cfg.Validate(), prefix, lines)
+}
+
+// checkKeys reports keys of node that the struct type t does not declare,
+// recursing into nested structs, and records the line of each key under
+// its path relative to the parameters (rel).
+func checkKeys(node *yaml.Node, t reflect.Type, prefix, rel string, lines map[string]int) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice && node.Kind == yaml.SequenceNode {
+		var errs []error
+		for i, item := range node.Content {
+			idx := fmt.Sprintf("[%d]", i)
+			lines[rel+idx] = item.Line
+			errs = append(errs, checkKeys(item, t.Elem(), prefix+idx, rel+idx, lines))
+		}
+		return errors.Join(errs...)
+	}
+	if t.Kind() != reflect.Struct || node.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := yamlFields(t)
+	var errs []error
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		key, val := node.Content[i], node.Content[i+1]
+		path, relPath := join(prefix, key.Value), join(rel, key.Value)
+		ft, ok := fields[key.Value]
+		if !ok {
+			errs = append(errs, &FieldError{Field: path, Line: key.Line,
+				Err: fmt.Errorf("unknown key (known: %s)", strings.Join(sortedFieldNames(fields), ", "))})
+			continue
+		}
+		lines[relPath] = key.Line
+		if err := checkKeys(val, ft, path, relPath, lines); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// yamlFields maps the YAML key of each exported field of t to its type.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := make(map[string]reflect.Type, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			for k, v := range yamlFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func sortedFieldNames(m map[string]reflect.Type) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// prefixErrors puts prefix in front of the Field of every FieldError in err
+// and fills in lines it knows.
+func prefixErrors(err error, prefix string, lines map[string]int) error {
+	if err == nil {
+		return nil
+	}
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok && !isFieldError(err) {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, 0, len(list))
+	for _, e := range list {
+		var fe *FieldError
+		if errors.As(e, &fe) {
+			c := *fe
+			if c.Line == 0 {
+				c.Line = lines[c.Field]
+			}
+			c.Field = join(prefix, c.Field)
+			out = append(out, &c)
+			continue
+		}
+		out = append(out, &FieldError{Field: prefix, Err: e})
+	}
+	return errors.Join(out...)
+}
+
+func isFieldError(err error) bool {
+	_, ok := err.(*FieldError)
+	return ok
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// cleanYAMLError strips the library's "yaml: unmarshal errors:" preamble.
+func cleanYAMLError(err error) error {
+	msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:"))
+	return errors.New(strings.Join(strings.Fields(msg), " "))
+}

@@ -1,0 +1,128 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Plugin names one provider or engine and holds its raw parameters, which
+// the plugin decodes into its own typed configuration.
+type Plugin struct {
+	// Name is the registered plugin name, e.g. "sim" or "slurm".
+	Name string `yaml:"name"`
+	// Params are the plugin's own settings.
+	Params yaml.Node `yaml:"params"`
+}
+
+// File is the configuration file read by `toposcope generate --config`
+// and by the service.
+type File struct {
+	// Provider is the topology source.
+	Provider Plugin `yaml:"provider"`
+	// Engines are the outputs, in the order they are published.
+	Engines []Plugin `yaml:"engines"`
+}
+
+// Load reads and strictly decodes a configuration file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return f, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+
+// Parse strictly decodes a configuration document. Unknown keys are
+// errors that name the key and its line.
+func Parse(data []byte) (*File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlToFieldError(err)
+	}
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// yamlToFieldError turns yaml.v3's "line N: ..." messages into FieldErrors.
+func yamlToFieldError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return &FieldError{Field: "(document)", Line: line, Err: errors.New(m[2])}
+		}
+		return &FieldError{Field: "(document)", Err: err}
+	}
+	errs := make([]error, 0, len(te.Errors))
+	for _, msg := range te.Errors {
+		fe := &FieldError{Field: "(document)", Err: errors.New(msg)}
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			fe.Line, _ = strconv.Atoi(m[1])
+			fe.Err = errors.New(m[2])
+		}
+		errs = append(errs, fe)
+	}
+	return errors.Join(errs...)
+}
+
+func (f *File) validate() error {
+	var errs []error
+	if f.Provider.Name == "" && f.Provider.Params.Kind != 0 {
+		errs = append(errs, Errorf("provider.name", "is required when provider.params is set"))
+	}
+	for i, e := range f.Engines {
+		if e.Name == "" {
+			errs = append(errs, Errorf(fmt.Sprintf("engines[%d].name", i), "is required"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SetParam sets key to a scalar value in a parameter mapping, creating the
+// mapping if node is empty, and replacing an existing value. It is how
+// command-line flags override file settings.
+func SetParam(node *yaml.Node, key, value string) {
+	if node.Kind == 0 || (node.Kind == yaml.ScalarNode && node.Tag == "!!null") {
+		*node = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	val := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == key {
+			node.Content[i+1] = val
+			return
+		}
+	}
+	node.Content = append(node.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, val)
+}
+
+// SetParamList sets key to a sequence of scalar values, as SetParam does
+// for one value.
+func SetParamList(node *yaml.Node, key string, values []string) {
+	SetParam(node, key, "")
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, v := range values {
+		seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: v})
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == key {
+			node.Content[i+1] = seq
+		}
+	}
+}
