@@ -10,8 +10,8 @@ import (
 )
 
 func (g *Graph) buildNodes(b *Builder) {
-	g.nodes = make([]Node, 0, len(b.nodes))
-	for _, n := range b.nodes {
+	g.nodes = make([]Node, 0, len(b.order))
+	for _, n := range b.order {
 		node := *n
 		node.Leaf = b.leafOf[n.Name]
 		ds := b.subOf[n.Name]

@@ -25,10 +25,11 @@ type SwitchInfo struct {
 // concurrent use.
 type Builder struct {
 	nodes     map[string]*Node
+	order     []*Node // nodes in the order added, so sorted input sorts in O(n)
 	switches  map[string]*SwitchInfo
-	parent    map[string]string   // child switch ID -> parent switch ID
-	leafOf    map[string]string   // node name -> switch ID
-	domains   map[string]string   // domain ID -> "" (declared)
+	parent    map[string]string    // child switch ID -> parent switch ID
+	leafOf    map[string]string    // node name -> switch ID
+	domains   map[string]string    // domain ID -> "" (declared)
 	subOf     map[string][2]string // node -> {domain, sub-domain}
 	problems  []error
 	extraErrs int
@@ -71,6 +72,7 @@ func (b *Builder) AddNode(n Node) {
 	}
 	n.Attributes = maps.Clone(n.Attributes)
 	b.nodes[n.Name] = &n
+	b.order = append(b.order, &n)
 }
 
 func sameNode(a, b *Node) bool {
@@ -191,24 +193,37 @@ func (b *Builder) checkReferences() {
 		hasChild[parent] = true
 	}
 	mixed := make(map[string]bool)
-	for _, node := range sortedKeys(b.leafOf) {
-		sw := b.leafOf[node]
-		if _, ok := b.nodes[node]; !ok {
-			b.fail(fmt.Errorf("switch %q: node %q: %w", sw, node, ErrUnknownNode))
+	for _, n := range b.order {
+		sw, ok := b.leafOf[n.Name]
+		if !ok {
+			continue
 		}
 		if _, ok := b.switches[sw]; !ok {
-			b.fail(fmt.Errorf("node %q: switch %q: %w", node, sw, ErrUnknownSwitch))
+			b.fail(fmt.Errorf("node %q: switch %q: %w", n.Name, sw, ErrUnknownSwitch))
 		}
 		if hasChild[sw] && !mixed[sw] {
 			mixed[sw] = true
-			b.fail(fmt.Errorf("switch %q (node %q): %w", sw, node, ErrMixedSwitch))
+			b.fail(fmt.Errorf("switch %q (node %q): %w", sw, n.Name, ErrMixedSwitch))
 		}
 	}
-	for _, node := range sortedKeys(b.subOf) {
-		if _, ok := b.nodes[node]; !ok {
-			b.fail(fmt.Errorf("domain %q: node %q: %w", b.subOf[node][0], node, ErrUnknownNode))
+	for _, node := range unknownNodes(b.nodes, b.leafOf) {
+		b.fail(fmt.Errorf("switch %q: node %q: %w", b.leafOf[node], node, ErrUnknownNode))
+	}
+	for _, node := range unknownNodes(b.nodes, b.subOf) {
+		b.fail(fmt.Errorf("domain %q: node %q: %w", b.subOf[node][0], node, ErrUnknownNode))
+	}
+}
+
+// unknownNodes returns, sorted, the keys of m that are not declared nodes.
+func unknownNodes[V any](nodes map[string]*Node, m map[string]V) []string {
+	var out []string
+	for name := range m {
+		if _, ok := nodes[name]; !ok {
+			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
+	return out
 }
 
 // checkCycles walks up from every switch; a walk that returns to a switch
