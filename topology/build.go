@@ -10,16 +10,12 @@ import (
 )
 
 func (g *Graph) buildNodes(b *Builder) {
-	g.nodes = make([]Node, 0, len(b.order))
-	for _, n := range b.order {
-		node := *n
-		node.Leaf = b.leafOf[n.Name]
-		ds := b.subOf[n.Name]
-		node.Domain, node.SubDomain = ds[0], ds[1]
-		g.nodes = append(g.nodes, node)
+	g.nodes, g.nodeIndex = b.nodes, b.index
+	byName := func(a, b Node) int { return naturalCmp(a.Name, b.Name) }
+	if slices.IsSortedFunc(g.nodes, byName) {
+		return
 	}
-	slices.SortFunc(g.nodes, func(a, b Node) int { return naturalCmp(a.Name, b.Name) })
-	g.nodeIndex = make(map[string]int, len(g.nodes))
+	slices.SortFunc(g.nodes, byName)
 	for i := range g.nodes {
 		g.nodeIndex[g.nodes[i].Name] = i
 	}
@@ -100,7 +96,7 @@ func (g *Graph) buildDomains(b *Builder) error {
 		nodes []string
 		subs  map[string][]string
 	}
-	byID := make(map[string]*acc, len(b.domains))
+	byID := make(map[string]*acc)
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		if n.Domain == "" {

@@ -24,13 +24,14 @@ type SwitchInfo struct {
 // failing early; Build reports them all. A Builder is not safe for
 // concurrent use.
 type Builder struct {
-	nodes     map[string]*Node
-	order     []*Node // nodes in the order added, so sorted input sorts in O(n)
+	// nodes holds each declared node in the order added (so input that is
+	// already sorted sorts in O(n)); Leaf, Domain and SubDomain record the
+	// placements made so far. index maps a name to its position.
+	nodes     []Node
+	index     map[string]int
+	built     bool
 	switches  map[string]*SwitchInfo
-	parent    map[string]string    // child switch ID -> parent switch ID
-	leafOf    map[string]string    // node name -> switch ID
-	domains   map[string]string    // domain ID -> "" (declared)
-	subOf     map[string][2]string // node -> {domain, sub-domain}
+	parent    map[string]string // child switch ID -> parent switch ID
 	problems  []error
 	extraErrs int
 }
@@ -38,12 +39,9 @@ type Builder struct {
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
 	return &Builder{
-		nodes:    make(map[string]*Node),
+		index:    make(map[string]int),
 		switches: make(map[string]*SwitchInfo),
 		parent:   make(map[string]string),
-		leafOf:   make(map[string]string),
-		domains:  make(map[string]string),
-		subOf:    make(map[string][2]string),
 	}
 }
 
@@ -64,20 +62,37 @@ func (b *Builder) AddNode(n Node) {
 		return
 	}
 	n.Leaf, n.Domain, n.SubDomain = "", "", ""
-	if old, ok := b.nodes[n.Name]; ok {
-		if !sameNode(old, &n) {
+	if i, ok := b.index[n.Name]; ok {
+		if !sameNode(&b.nodes[i], &n) {
 			b.fail(fmt.Errorf("node %q: %w", n.Name, ErrDuplicateNode))
 		}
 		return
 	}
 	n.Attributes = maps.Clone(n.Attributes)
-	b.nodes[n.Name] = &n
-	b.order = append(b.order, &n)
+	b.index[n.Name] = len(b.nodes)
+	b.nodes = append(b.nodes, n)
 }
 
 func sameNode(a, b *Node) bool {
 	return a.InstanceID == b.InstanceID && a.Region == b.Region && a.Zone == b.Zone &&
 		a.GPUs == b.GPUs && maps.Equal(a.Attributes, b.Attributes)
+}
+
+// Grow makes room for n more nodes, so that a provider that knows the
+// size of the cluster avoids repeated growth.
+func (b *Builder) Grow(n int) {
+	b.nodes = slices.Grow(b.nodes, n)
+	if len(b.index) == 0 {
+		b.index = make(map[string]int, n)
+	}
+}
+
+func (b *Builder) node(name string) (*Node, bool) {
+	i, ok := b.index[name]
+	if !ok {
+		return nil, false
+	}
+	return &b.nodes[i], true
 }
 
 // AddSwitch declares a switch. Declaring it again with identical data is
@@ -110,13 +125,15 @@ func (b *Builder) Link(parent, child string) {
 
 // AttachNode puts a declared node directly under a switch.
 func (b *Builder) AttachNode(switchID, node string) {
-	if old, ok := b.leafOf[node]; ok {
-		if old != switchID {
-			b.fail(fmt.Errorf("node %q under %q and %q: %w", node, old, switchID, ErrTwoLeaves))
-		}
-		return
+	n, ok := b.node(node)
+	switch {
+	case !ok:
+		b.fail(fmt.Errorf("switch %q: node %q: %w", switchID, node, ErrUnknownNode))
+	case n.Leaf == "":
+		n.Leaf = switchID
+	case n.Leaf != switchID:
+		b.fail(fmt.Errorf("node %q under %q and %q: %w", node, n.Leaf, switchID, ErrTwoLeaves))
 	}
-	b.leafOf[node] = switchID
 }
 
 // AddPath places a declared node under a chain of switches given closest
@@ -141,21 +158,34 @@ func (b *Builder) AddToDomain(node, domain, subDomain string) {
 		b.fail(fmt.Errorf("node %q: domain: %w", node, ErrEmptyName))
 		return
 	}
-	want := [2]string{domain, subDomain}
-	if old, ok := b.subOf[node]; ok {
-		if old != want {
-			b.fail(fmt.Errorf("node %q in %v and %v: %w", node, old, want, ErrTwoDomains))
-		}
-		return
+	n, ok := b.node(node)
+	switch {
+	case !ok:
+		b.fail(fmt.Errorf("domain %q: node %q: %w", domain, node, ErrUnknownNode))
+	case n.Domain == "":
+		n.Domain, n.SubDomain = domain, subDomain
+	case n.Domain != domain || n.SubDomain != subDomain:
+		b.fail(fmt.Errorf("node %q in %s and %s: %w", node,
+			domainLabel(n.Domain, n.SubDomain), domainLabel(domain, subDomain), ErrTwoDomains))
 	}
-	b.subOf[node] = want
-	b.domains[domain] = ""
+}
+
+func domainLabel(domain, sub string) string {
+	if sub == "" {
+		return fmt.Sprintf("%q", domain)
+	}
+	return fmt.Sprintf("%q/%q", domain, sub)
 }
 
 // Build validates what was added and returns the Graph, or an error that
 // joins every problem found (each wrapping one of the package's sentinel
-// errors).
+// errors). The graph takes over the Builder's storage: Build may be called
+// once, and the Builder must not be used afterwards.
 func (b *Builder) Build() (*Graph, error) {
+	if b.built {
+		return nil, errors.New("topology: Builder.Build called twice")
+	}
+	b.built = true
 	b.checkReferences()
 	if len(b.problems) == 0 {
 		b.checkCycles()
@@ -193,9 +223,10 @@ func (b *Builder) checkReferences() {
 		hasChild[parent] = true
 	}
 	mixed := make(map[string]bool)
-	for _, n := range b.order {
-		sw, ok := b.leafOf[n.Name]
-		if !ok {
+	for i := range b.nodes {
+		n := &b.nodes[i]
+		sw := n.Leaf
+		if sw == "" {
 			continue
 		}
 		if _, ok := b.switches[sw]; !ok {
@@ -206,24 +237,6 @@ func (b *Builder) checkReferences() {
 			b.fail(fmt.Errorf("switch %q (node %q): %w", sw, n.Name, ErrMixedSwitch))
 		}
 	}
-	for _, node := range unknownNodes(b.nodes, b.leafOf) {
-		b.fail(fmt.Errorf("switch %q: node %q: %w", b.leafOf[node], node, ErrUnknownNode))
-	}
-	for _, node := range unknownNodes(b.nodes, b.subOf) {
-		b.fail(fmt.Errorf("domain %q: node %q: %w", b.subOf[node][0], node, ErrUnknownNode))
-	}
-}
-
-// unknownNodes returns, sorted, the keys of m that are not declared nodes.
-func unknownNodes[V any](nodes map[string]*Node, m map[string]V) []string {
-	var out []string
-	for name := range m {
-		if _, ok := nodes[name]; !ok {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // checkCycles walks up from every switch; a walk that returns to a switch
