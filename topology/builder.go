@@ -30,7 +30,7 @@ type Builder struct {
 	nodes     []Node
 	index     map[string]int
 	built     bool
-	switches  map[string]*SwitchInfo
+	switches  map[string]SwitchInfo
 	parent    map[string]string // child switch ID -> parent switch ID
 	problems  []error
 	extraErrs int
@@ -40,7 +40,7 @@ type Builder struct {
 func NewBuilder() *Builder {
 	return &Builder{
 		index:    make(map[string]int),
-		switches: make(map[string]*SwitchInfo),
+		switches: make(map[string]SwitchInfo),
 		parent:   make(map[string]string),
 	}
 }
@@ -103,12 +103,12 @@ func (b *Builder) AddSwitch(s SwitchInfo) {
 		return
 	}
 	if old, ok := b.switches[s.ID]; ok {
-		if *old != s {
+		if old != s {
 			b.fail(fmt.Errorf("switch %q declared twice with different data: %w", s.ID, ErrDuplicateSwitch))
 		}
 		return
 	}
-	b.switches[s.ID] = &s
+	b.switches[s.ID] = s
 }
 
 // Link makes child a child switch of parent. Both must be declared by the
