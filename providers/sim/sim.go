@@ -1,0 +1,121 @@
+// Package sim is the simulation provider: it serves the topology of a
+// cluster described by a YAML model, so that engines and schedulers can be
+// exercised without any cloud or fabric manager.
+//
+// A model is one of the bundled models (see Bundled) or a file; the format
+// is documented in docs/models.md. Generate writes large regular models
+// (fat trees, NVL72 racks) of any size up to a million nodes.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Name is the provider's registered name.
+const Name = "sim"
+
+// Config is the sim provider's configuration.
+type Config struct {
+	// Model is a bundled model name or the path of a model file.
+	Model string `yaml:"model"`
+}
+
+// DefaultConfig returns the default configuration: the bundled
+// "small-tree" model.
+func DefaultConfig() Config {
+	return Config{Model: "small-tree"}
+}
+
+// Validate reports an invalid configuration as config.FieldErrors.
+func (c Config) Validate() error {
+	if strings.TrimSpace(c.Model) == "" {
+		return config.Errorf("model", "is required: a bundled model (%s) or the path of a model file",
+			strings.Join(bundledNames(), ", "))
+	}
+	return nil
+}
+
+// Provider serves the topology of one model, loaded once.
+type Provider struct {
+	model *Model
+	log   *slog.Logger
+}
+
+// New validates cfg, loads its model and returns the provider.
+func New(cfg Config, deps providers.Deps) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := Load(cfg.Model)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	return newProvider(m, deps), nil
+}
+
+func newProvider(m *Model, deps providers.Deps) *Provider {
+	deps = deps.WithDefaults()
+	info := m.Info()
+	deps.Logger.Debug("sim model loaded", "model", info.Name, "source", m.Source(), "nodes", info.Nodes)
+	return &Provider{model: m, log: deps.Logger}
+}
+
+// Model returns the provider's model.
+func (p *Provider) Model() *Model { return p.model }
+
+// Discover returns the model's graph for req (see Model.Graph). It stops
+// with ctx's error when ctx is cancelled.
+func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	g, err := p.model.graph(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	p.log.Debug("sim discovery", "model", p.model.name, "requested", len(req.Nodes),
+		"nodes", len(g.Nodes()), "switches", len(g.Switches()), "domains", len(g.Domains()))
+	return g, nil
+}
+
+// NewFactory describes the sim provider to the registry.
+func NewFactory() providers.Factory {
+	return providers.Factory{
+		Name:    Name,
+		Summary: "simulated cluster from a YAML model (bundled: " + strings.Join(bundledNames(), ", ") + "; or a file)",
+		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
+			cfg := DefaultConfig()
+			if err := config.Decode(params, &cfg, prefix); err != nil {
+				return nil, err
+			}
+			m, err := Load(cfg.Model)
+			if err != nil {
+				return nil, &config.FieldError{Field: join(prefix, "model"), Line: keyLine(params, "model"), Err: err}
+			}
+			return newProvider(m, deps), nil
+		},
+		Example: "model: small-tree\n",
+	}
+}
+
+// keyLine returns the line of key in the mapping params, 0 if absent.
+func keyLine(params *yaml.Node, key string) int {
+	if params == nil || params.Kind != yaml.MappingNode {
+		return 0
+	}
+	for i := 0; i+1 < len(params.Content); i += 2 {
+		if params.Content[i].Value == key {
+			return params.Content[i].Line
+		}
+	}
+	return 0
+}
