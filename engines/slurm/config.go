@@ -1,0 +1,254 @@
+package slurm
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
+)
+
+// Values of Config.Plugin.
+const (
+	// PluginTree writes topology.conf for topology/tree.
+	PluginTree = "topology/tree"
+	// PluginBlock writes topology.conf for topology/block (Slurm 23.11+).
+	PluginBlock = "topology/block"
+	// PluginYAML writes topology.yaml with several named topologies
+	// (Slurm 25.05+).
+	PluginYAML = "topology/yaml"
+)
+
+// Values of TopologyConfig.Plugin.
+const (
+	// KindTree is a switch tree.
+	KindTree = "tree"
+	// KindBlock is a list of blocks with aggregation sizes.
+	KindBlock = "block"
+	// KindFlat is no topology (every node equally close).
+	KindFlat = "flat"
+)
+
+// Values of Config.SmallBlocks.
+const (
+	// SmallBlocksError refuses to render when, before Slurm 25.05, a block
+	// is smaller than the base block size.
+	SmallBlocksError = "error"
+	// SmallBlocksDrop leaves such blocks out and reports their nodes in
+	// Coverage.
+	SmallBlocksDrop = "drop"
+)
+
+// maxBlockLevel is Slurm's MAX_BLOCK_LEVELS - 1: BlockSizes values are
+// base × 2^k with k at most 15.
+const maxBlockLevel = 15
+
+// Config is the engine's typed configuration (the `params` of a `slurm`
+// engine entry).
+type Config struct {
+	// Plugin selects the output: PluginTree (default), PluginBlock or
+	// PluginYAML.
+	Plugin string `yaml:"plugin"`
+	// SlurmVersion is the Slurm series that reads the file, "major.minor"
+	// (default "24.11"). The rules of that series decide what is written.
+	SlurmVersion string `yaml:"slurmVersion"`
+	// BlockSizes are the topology/block sizes in nodes: the base block
+	// size, then base × 2^k in ascending order. Empty means inferred.
+	BlockSizes []int `yaml:"blockSizes,omitempty"`
+	// SmallBlocks says what to do, before Slurm 25.05, with a block
+	// slurmctld would refuse for its size (smaller than the base size; on
+	// 23.11 any other size): SmallBlocksDrop (default: leave it out and
+	// report its nodes in Coverage) or SmallBlocksError.
+	SmallBlocks string `yaml:"smallBlocks,omitempty"`
+	// Topologies are the named topologies of topology.yaml. Empty means a
+	// tree named "default" (the cluster default) plus a block topology
+	// named "block" when the graph has accelerator domains.
+	Topologies []TopologyConfig `yaml:"topologies,omitempty"`
+	// Output is the file to write; empty writes the document to the
+	// host's standard output (Deps.Stdout).
+	Output string `yaml:"output,omitempty"`
+	// Reconfigure runs ReconfigureCommand after Output changed.
+	Reconfigure bool `yaml:"reconfigure"`
+	// ReconfigureCommand is the command that makes slurmctld reread the
+	// file (default ["scontrol", "reconfigure"]).
+	ReconfigureCommand []string `yaml:"reconfigureCommand,omitempty"`
+	// Header writes a comment block at the top of the file saying what
+	// wrote it and what it leaves out (default true).
+	Header bool `yaml:"header"`
+	// IDComments writes a "# name = "id"" comment above each switch or
+	// block whose name differs from its provider ID (default true).
+	IDComments bool `yaml:"idComments"`
+}
+
+// TopologyConfig is one named topology of topology.yaml.
+type TopologyConfig struct {
+	// Name is the topology's name, used by PartitionName=... Topology=.
+	Name string `yaml:"name"`
+	// Plugin is KindTree, KindBlock or KindFlat.
+	Plugin string `yaml:"plugin"`
+	// ClusterDefault marks the topology used by partitions that name none;
+	// exactly one topology must set it.
+	ClusterDefault bool `yaml:"clusterDefault"`
+	// Nodes is an optional hostlist: the topology then covers only these
+	// nodes.
+	Nodes string `yaml:"nodes,omitempty"`
+	// BlockSizes are the block sizes of a block topology; empty means
+	// inferred.
+	BlockSizes []int `yaml:"blockSizes,omitempty"`
+}
+
+// DefaultConfig returns the configuration used when no params are given.
+func DefaultConfig() Config {
+	return Config{
+		Plugin:             PluginTree,
+		SlurmVersion:       DefaultVersion.String(),
+		SmallBlocks:        SmallBlocksDrop,
+		ReconfigureCommand: []string{"scontrol", "reconfigure"},
+		Header:             true,
+		IDComments:         true,
+	}
+}
+
+// Validate reports every invalid field as a config.FieldError; a setting
+// the target Slurm version cannot express also wraps
+// engines.ErrInexpressible.
+func (c *Config) Validate() error {
+	var errs []error
+	v, verr := ParseVersion(c.SlurmVersion)
+	if verr != nil {
+		errs = append(errs, config.Errorf("slurmVersion", "%w", verr))
+	}
+	switch c.Plugin {
+	case PluginTree:
+	case PluginBlock:
+		if verr == nil && !v.AtLeast(V2311) {
+			errs = append(errs, config.Errorf("plugin", "%s needs Slurm 23.11 or later, slurmVersion is %s: %w", c.Plugin, v, engines.ErrInexpressible))
+		}
+	case PluginYAML:
+		if verr == nil && !v.AtLeast(V2505) {
+			errs = append(errs, config.Errorf("plugin", "topology.yaml needs Slurm 25.05 or later, slurmVersion is %s: %w", v, engines.ErrInexpressible))
+		}
+	default:
+		errs = append(errs, config.Errorf("plugin", "unknown plugin %q (want %s, %s or %s)", c.Plugin, PluginTree, PluginBlock, PluginYAML))
+	}
+	if len(c.BlockSizes) > 0 {
+		if c.Plugin != PluginBlock {
+			errs = append(errs, config.Errorf("blockSizes", "is only used with plugin %s (for topology.yaml set topologies[].blockSizes)", PluginBlock))
+		}
+		if err := checkBlockSizes(c.BlockSizes); err != nil {
+			errs = append(errs, config.Errorf("blockSizes", "%w", err))
+		}
+		if verr == nil && c.Plugin == PluginBlock && !v.AtLeast(V2405) {
+			errs = append(errs, config.Errorf("blockSizes", "BlockSizes= needs Slurm 24.05 or later (%s reads BlockLevels=); leave blockSizes empty: %w", v, engines.ErrInexpressible))
+		}
+	}
+	switch c.SmallBlocks {
+	case SmallBlocksError, SmallBlocksDrop:
+	default:
+		errs = append(errs, config.Errorf("smallBlocks", "unknown value %q (want %q or %q)", c.SmallBlocks, SmallBlocksError, SmallBlocksDrop))
+	}
+	if len(c.Topologies) > 0 && c.Plugin != PluginYAML {
+		errs = append(errs, config.Errorf("topologies", "is only used with plugin %s", PluginYAML))
+	}
+	errs = append(errs, validateTopologies(c.Topologies)...)
+	if c.Reconfigure {
+		if c.Output == "" {
+			errs = append(errs, config.Errorf("reconfigure", "needs output: without a file there is nothing for slurmctld to reread"))
+		}
+		if len(c.ReconfigureCommand) == 0 || c.ReconfigureCommand[0] == "" {
+			errs = append(errs, config.Errorf("reconfigureCommand", "must name a command when reconfigure is true"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateTopologies checks the topology.yaml entries.
+func validateTopologies(ts []TopologyConfig) []error {
+	var errs []error
+	defaults := 0
+	seen := make(map[string]bool, len(ts))
+	for i, t := range ts {
+		key := fmt.Sprintf("topologies[%d]", i)
+		switch {
+		case t.Name == "":
+			errs = append(errs, config.Errorf(key+".name", "is required"))
+		case !safeUnitName(t.Name):
+			errs = append(errs, config.Errorf(key+".name", "%q: use only letters, digits, '-' and '_' (at most 64), starting with a letter or digit", t.Name))
+		case seen[t.Name]:
+			errs = append(errs, config.Errorf(key+".name", "%q is used twice", t.Name))
+		}
+		seen[t.Name] = true
+		switch t.Plugin {
+		case KindTree, KindFlat:
+			if len(t.BlockSizes) > 0 {
+				errs = append(errs, config.Errorf(key+".blockSizes", "is only used with plugin %s", KindBlock))
+			}
+		case KindBlock:
+			if err := checkBlockSizes(t.BlockSizes); err != nil {
+				errs = append(errs, config.Errorf(key+".blockSizes", "%w", err))
+			}
+		default:
+			errs = append(errs, config.Errorf(key+".plugin", "unknown plugin %q (want %s, %s or %s)", t.Plugin, KindTree, KindBlock, KindFlat))
+		}
+		if t.Nodes != "" && t.Plugin == KindFlat {
+			errs = append(errs, config.Errorf(key+".nodes", "is not used by a flat topology, which covers every node"))
+		} else if t.Nodes != "" {
+			if _, err := hostlist.Expand(t.Nodes); err != nil {
+				errs = append(errs, config.Errorf(key+".nodes", "%w", err))
+			}
+		}
+		if t.ClusterDefault {
+			defaults++
+		}
+	}
+	if len(ts) > 0 && defaults != 1 {
+		errs = append(errs, config.Errorf("topologies", "exactly one topology must set clusterDefault: true, %d do", defaults))
+	}
+	return errs
+}
+
+// ErrBlockSizes is wrapped when block sizes break Slurm's BlockSizes rule.
+var ErrBlockSizes = errors.New("invalid block sizes")
+
+// checkBlockSizes applies Slurm's rule: positive, each value base × 2^k
+// with k ≤ 15, strictly ascending. An empty list is valid (inferred).
+func checkBlockSizes(sizes []int) error {
+	if len(sizes) == 0 {
+		return nil
+	}
+	base := sizes[0]
+	if base <= 0 {
+		return fmt.Errorf("base size %d must be positive: %w", base, ErrBlockSizes)
+	}
+	for i, s := range sizes {
+		if i > 0 && s <= sizes[i-1] {
+			return fmt.Errorf("%v: sizes must be strictly ascending: %w", sizes, ErrBlockSizes)
+		}
+		if s%base != 0 || bits.OnesCount(uint(s/base)) != 1 {
+			return fmt.Errorf("%d is not the base size %d times a power of two: %w", s, base, ErrBlockSizes)
+		}
+		if k := bits.TrailingZeros(uint(s / base)); k > maxBlockLevel {
+			return fmt.Errorf("%d is %d × 2^%d; Slurm allows at most 2^%d: %w", s, base, k, maxBlockLevel, ErrBlockSizes)
+		}
+	}
+	return nil
+}
+
+// safeUnitName reports whether s is usable verbatim as a Slurm topology,
+// switch or block name: letters, digits, '-' and '_', at most 64 bytes,
+// starting with a letter or digit.
+func safeUnitName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '-' && c != '_') {
+			return false
+		}
+	}
+	return true
+}

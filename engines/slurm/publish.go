@@ -1,0 +1,83 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/toposcope/toposcope/internal/atomicfile"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// ErrReconfigure is wrapped when the reconfigure command fails; the file
+// was written, and the next Publish runs the command again.
+var ErrReconfigure = errors.New("slurm reconfigure command failed")
+
+// ErrWrite is wrapped when the output file cannot be replaced; the old
+// file is left as it was.
+var ErrWrite = errors.New("cannot write the Slurm topology file")
+
+// fileMode is the mode of the written file: slurmctld and every node's
+// slurmd read it.
+const fileMode = 0o644
+
+// Publish renders g and delivers it. When rendering fails nothing is
+// written. With Output set, the file is replaced atomically (same
+// directory, fsync, rename, fsync of the directory) unless it already holds
+// the same bytes; then, when Reconfigure is set and the file changed (or a
+// previous reconfigure failed), ReconfigureCommand is run and its failure
+// is returned with its combined output. Without Output, the document goes
+// to Deps.Stdout.
+func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
+	data, err := e.Render(ctx, g)
+	if err != nil {
+		e.deps.Logger.ErrorContext(ctx, "slurm: nothing published", "plugin", e.cfg.Plugin, "slurmVersion", e.version.String(), "error", err)
+		return err
+	}
+	log := e.deps.Logger.With("plugin", e.cfg.Plugin, "slurmVersion", e.version.String())
+	if cov := e.Coverage(g); len(cov.Uncovered) > 0 {
+		log.WarnContext(ctx, "slurm: nodes left out of the topology", "count", len(cov.Uncovered), "reason", cov.Reason, "first", cov.Uncovered[0])
+	}
+	if e.cfg.Output == "" {
+		if _, err := e.deps.Stdout.Write(data); err != nil {
+			return fmt.Errorf("slurm: write to stdout: %w: %w", ErrWrite, err)
+		}
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	changed, err := atomicfile.Write(e.cfg.Output, data, fileMode)
+	if err != nil {
+		log.ErrorContext(ctx, "slurm: cannot replace the topology file", "output", e.cfg.Output, "error", err)
+		return fmt.Errorf("slurm: %s: %w: %w", e.cfg.Output, ErrWrite, err)
+	}
+	if changed {
+		log.InfoContext(ctx, "slurm: topology file written", "output", e.cfg.Output, "bytes", len(data))
+		e.reconfigurePending = e.cfg.Reconfigure
+	} else {
+		log.DebugContext(ctx, "slurm: topology file unchanged", "output", e.cfg.Output)
+	}
+	if !e.reconfigurePending {
+		return nil
+	}
+	if err := e.reconfigure(ctx); err != nil {
+		log.ErrorContext(ctx, "slurm: reconfigure failed; slurmctld may still run the old topology", "command", e.cfg.ReconfigureCommand, "error", err)
+		return err
+	}
+	e.reconfigurePending = false
+	log.InfoContext(ctx, "slurm: slurmctld reconfigured", "command", e.cfg.ReconfigureCommand)
+	return nil
+}
+
+// reconfigure runs ReconfigureCommand.
+func (e *Engine) reconfigure(ctx context.Context) error {
+	argv := e.cfg.ReconfigureCommand
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("slurm: %s: %w: %w: %s", strings.Join(argv, " "), ErrReconfigure, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
