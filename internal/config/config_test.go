@@ -50,7 +50,7 @@ func TestDecode(t *testing.T) {
 	}{
 		{"ok", "model: m\nsizes: [1, 2]\n", nil},
 		{"defaults kept", "sizes: [3]\n", nil},
-		{"unknown key", "model: m\nmodle: x\n", []string{"p.modle (line 2)", "unknown key", "model"}},
+		{"unknown key", "model: m\nmodl: x\n", []string{"p.modl (line 2)", "unknown key", "model"}},
 		{"nested unknown", "model: m\ninner:\n  dept: 3\n", []string{"p.inner.dept (line 3)"}},
 		{"bad type", "model: m\nsizes: nope\n", []string{"p (line 1)", "cannot unmarshal"}},
 		{"validation names line", "model: m\ninner:\n  depth: -1\n", []string{"p.inner.depth (line 3)", "negative"}},

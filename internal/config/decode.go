@@ -177,9 +177,11 @@ func prefixErrors(err error, prefix string, lines map[string]int) error {
 	return errors.Join(out...)
 }
 
+// isFieldError reports whether err itself (not something it wraps) is a
+// FieldError.
 func isFieldError(err error) bool {
-	_, ok := err.(*FieldError)
-	return ok
+	var fe *FieldError
+	return errors.As(err, &fe) && error(fe) == err
 }
 
 func join(prefix, key string) string {

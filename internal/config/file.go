@@ -28,6 +28,18 @@ type File struct {
 	Provider Plugin `yaml:"provider"`
 	// Engines are the outputs, in the order they are published.
 	Engines []Plugin `yaml:"engines"`
+	// Server configures the REST service (`toposcope serve`).
+	Server Server `yaml:"server"`
+	// Discovery configures the service's discovery loop.
+	Discovery Discovery `yaml:"discovery"`
+	// Store configures the service's embedded store.
+	Store Store `yaml:"store"`
+}
+
+// Default returns the configuration used when there is no file: no
+// provider or engine, and the defaults of every service section.
+func Default() *File {
+	return &File{Server: DefaultServer(), Discovery: DefaultDiscovery(), Store: DefaultStore()}
 }
 
 // Load reads and strictly decodes a configuration file.
@@ -48,13 +60,20 @@ var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 // Parse strictly decodes a configuration document. Unknown keys are
 // errors that name the key and its line.
 func Parse(data []byte) (*File, error) {
-	var f File
+	f := *Default()
+	lines, err := checkSections(data)
+	if err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, yamlToFieldError(err)
 	}
 	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	if err := f.validateSections(lines); err != nil {
 		return nil, err
 	}
 	return &f, nil

@@ -1,0 +1,277 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// DefaultListen is the address `toposcope serve` listens on by default
+// (Topograph's port, on loopback only).
+const DefaultListen = "127.0.0.1:49021"
+
+// Server configures the REST service's listener (the `server` section).
+type Server struct {
+	// Listen is the host:port to listen on (default DefaultListen).
+	Listen string `yaml:"listen"`
+	// TLS enables HTTPS and, with ClientCA, mutual TLS.
+	TLS TLS `yaml:"tls"`
+	// Auth configures bearer tokens.
+	Auth Auth `yaml:"auth"`
+	// MaxBodyBytes caps request bodies (default 8 MiB).
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// ReadHeaderTimeout bounds reading request headers (default 5s).
+	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
+	// ReadTimeout bounds reading a whole request (default 30s).
+	ReadTimeout time.Duration `yaml:"readTimeout"`
+	// WriteTimeout bounds writing a response; a streamed response gets
+	// it again after each chunk it manages to write (default 60s).
+	WriteTimeout time.Duration `yaml:"writeTimeout"`
+	// IdleTimeout bounds keep-alive connections between requests
+	// (default 120s).
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// ShutdownTimeout bounds graceful shutdown (default 15s).
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// MaxConcurrentDiscoveries bounds discoveries running at once, the
+	// discovery loop's and the API's together (default 2).
+	MaxConcurrentDiscoveries int `yaml:"maxConcurrentDiscoveries"`
+	// MaxQueuedRequests bounds POST /v1/generate requests accepted but
+	// not finished; beyond it the API answers 429 (default 64).
+	MaxQueuedRequests int `yaml:"maxQueuedRequests"`
+	// RequestTimeout bounds one API-submitted discovery and render
+	// (default 5m).
+	RequestTimeout time.Duration `yaml:"requestTimeout"`
+	// Publish lets POST /v1/generate publish through its engine (write
+	// files, run reconfigure commands) instead of only rendering. It
+	// gives every write-token holder that power; default false.
+	Publish bool `yaml:"publish"`
+}
+
+// TLS configures HTTPS.
+type TLS struct {
+	// Cert and Key are PEM files of the server certificate and its key.
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+	// ClientCA is a PEM bundle; when set, every client must present a
+	// certificate that it signed (mutual TLS).
+	ClientCA string `yaml:"clientCA"`
+}
+
+// Enabled reports whether TLS is configured.
+func (t TLS) Enabled() bool { return t.Cert != "" || t.Key != "" }
+
+// Auth configures bearer tokens. Each entry is "read:TOKEN" or
+// "write:TOKEN" (write implies read); entries are separated by new lines,
+// commas or spaces, and lines starting with # are comments.
+type Auth struct {
+	// TokensFile is a file of token entries.
+	TokensFile string `yaml:"tokensFile"`
+	// TokensEnv names an environment variable holding token entries.
+	TokensEnv string `yaml:"tokensEnv"`
+	// Anonymous allows requests without a token when no token is
+	// configured and the listener is not on loopback. On loopback they
+	// are always allowed when no token is configured.
+	Anonymous bool `yaml:"anonymous"`
+}
+
+// Configured reports whether a token source is set.
+func (a Auth) Configured() bool { return a.TokensFile != "" || a.TokensEnv != "" }
+
+// DefaultServer returns the server defaults.
+func DefaultServer() Server {
+	return Server{
+		Listen:                   DefaultListen,
+		MaxBodyBytes:             8 << 20,
+		ReadHeaderTimeout:        5 * time.Second,
+		ReadTimeout:              30 * time.Second,
+		WriteTimeout:             60 * time.Second,
+		IdleTimeout:              120 * time.Second,
+		ShutdownTimeout:          15 * time.Second,
+		MaxConcurrentDiscoveries: 2,
+		MaxQueuedRequests:        64,
+		RequestTimeout:           5 * time.Minute,
+	}
+}
+
+// Validate reports every invalid key of the section (keys relative to it).
+func (s *Server) Validate() error {
+	var errs []error
+	host, port, err := net.SplitHostPort(s.Listen)
+	if err != nil {
+		errs = append(errs, Errorf("listen", "want host:port, got %q", s.Listen))
+	} else if port == "" {
+		errs = append(errs, Errorf("listen", "port is missing in %q", s.Listen))
+	}
+	positive := []struct {
+		key string
+		v   time.Duration
+	}{
+		{"readHeaderTimeout", s.ReadHeaderTimeout}, {"readTimeout", s.ReadTimeout},
+		{"writeTimeout", s.WriteTimeout}, {"idleTimeout", s.IdleTimeout},
+		{"shutdownTimeout", s.ShutdownTimeout}, {"requestTimeout", s.RequestTimeout},
+	}
+	for _, p := range positive {
+		if p.v <= 0 {
+			errs = append(errs, Errorf(p.key, "must be a positive duration, got %s", p.v))
+		}
+	}
+	if s.MaxBodyBytes < 1024 {
+		errs = append(errs, Errorf("maxBodyBytes", "must be at least 1024, got %d", s.MaxBodyBytes))
+	}
+	if s.MaxConcurrentDiscoveries < 1 || s.MaxConcurrentDiscoveries > 64 {
+		errs = append(errs, Errorf("maxConcurrentDiscoveries", "must be between 1 and 64, got %d", s.MaxConcurrentDiscoveries))
+	}
+	if s.MaxQueuedRequests < 1 || s.MaxQueuedRequests > 100000 {
+		errs = append(errs, Errorf("maxQueuedRequests", "must be between 1 and 100000, got %d", s.MaxQueuedRequests))
+	}
+	if s.TLS.Enabled() && (s.TLS.Cert == "" || s.TLS.Key == "") {
+		errs = append(errs, Errorf("tls", "cert and key must be set together"))
+	}
+	if s.TLS.ClientCA != "" && !s.TLS.Enabled() {
+		errs = append(errs, Errorf("tls.clientCA", "needs tls.cert and tls.key"))
+	}
+	if s.Auth.TokensEnv != "" && strings.ContainsAny(s.Auth.TokensEnv, "= \t") {
+		errs = append(errs, Errorf("auth.tokensEnv", "must be an environment variable name, got %q", s.Auth.TokensEnv))
+	}
+	if err == nil && !s.Auth.Configured() && !s.Auth.Anonymous && !IsLoopback(host) {
+		errs = append(errs, Errorf("auth", "listen %q is not a loopback address: set auth.tokensFile or auth.tokensEnv, or auth.anonymous: true", s.Listen))
+	}
+	return errors.Join(errs...)
+}
+
+// IsLoopback reports whether host (from host:port) names only the
+// loopback interface.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Discovery configures the discovery loop (the `discovery` section).
+type Discovery struct {
+	// Interval is the time between periodic discoveries (default 5m);
+	// 0 turns periodic discovery off.
+	Interval time.Duration `yaml:"interval"`
+	// Timeout bounds one discovery and its publishing (default 2m).
+	Timeout time.Duration `yaml:"timeout"`
+	// ShrinkGuard is the largest fraction of nodes or switches a
+	// discovery may lose against the last accepted snapshot before it is
+	// refused pending an operator's accept (default 0.1); 1 disables it.
+	ShrinkGuard float64 `yaml:"shrinkGuard"`
+	// Triggers configures what else starts a discovery.
+	Triggers Triggers `yaml:"triggers"`
+}
+
+// Triggers configures what starts a discovery besides the interval.
+type Triggers struct {
+	// Startup discovers as soon as the service starts (default true).
+	Startup bool `yaml:"startup"`
+	// SIGHUP discovers when the process receives SIGHUP (default true).
+	SIGHUP bool `yaml:"sighup"`
+	// API lets POST /v1/discover start a discovery (default true).
+	API bool `yaml:"api"`
+	// WatchFiles are files (for example the sim model, or slurm.conf)
+	// whose change of size or modification time starts a discovery.
+	WatchFiles []string `yaml:"watchFiles"`
+	// WatchInterval is how often WatchFiles are checked (default 10s).
+	WatchInterval time.Duration `yaml:"watchInterval"`
+}
+
+// DefaultDiscovery returns the discovery defaults.
+func DefaultDiscovery() Discovery {
+	return Discovery{
+		Interval:    5 * time.Minute,
+		Timeout:     2 * time.Minute,
+		ShrinkGuard: 0.1,
+		Triggers:    Triggers{Startup: true, SIGHUP: true, API: true, WatchInterval: 10 * time.Second},
+	}
+}
+
+// Validate reports every invalid key of the section.
+func (d *Discovery) Validate() error {
+	var errs []error
+	if d.Interval < 0 || (d.Interval > 0 && d.Interval < time.Second) {
+		errs = append(errs, Errorf("interval", "must be 0 (off) or at least 1s, got %s", d.Interval))
+	}
+	if d.Timeout <= 0 {
+		errs = append(errs, Errorf("timeout", "must be a positive duration, got %s", d.Timeout))
+	}
+	if d.ShrinkGuard < 0 || d.ShrinkGuard > 1 {
+		errs = append(errs, Errorf("shrinkGuard", "must be a fraction between 0 and 1, got %g", d.ShrinkGuard))
+	}
+	if d.Triggers.WatchInterval < 100*time.Millisecond {
+		errs = append(errs, Errorf("triggers.watchInterval", "must be at least 100ms, got %s", d.Triggers.WatchInterval))
+	}
+	for i, f := range d.Triggers.WatchFiles {
+		if strings.TrimSpace(f) == "" {
+			errs = append(errs, Errorf(fmt.Sprintf("triggers.watchFiles[%d]", i), "must not be empty"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Store configures the embedded store (the `store` section).
+type Store struct {
+	// Path is the bbolt file; empty means toposcope.db under
+	// $XDG_STATE_HOME/toposcope (or ~/.local/state/toposcope).
+	Path string `yaml:"path"`
+	// LockTimeout bounds waiting for another process's lock on the file
+	// (default 10s).
+	LockTimeout time.Duration `yaml:"lockTimeout"`
+	// Retention limits what the store keeps.
+	Retention Retention `yaml:"retention"`
+}
+
+// Retention limits history by count and age. The current and the
+// pending snapshot are always kept.
+type Retention struct {
+	// Snapshots is the most snapshots kept (default 100).
+	Snapshots int `yaml:"snapshots"`
+	// SnapshotAge drops older snapshots (default 720h; 0 keeps all).
+	SnapshotAge time.Duration `yaml:"snapshotAge"`
+	// Results is the most finished API request results kept (default 1000).
+	Results int `yaml:"results"`
+	// ResultAge drops older finished results (default 24h; 0 keeps all).
+	ResultAge time.Duration `yaml:"resultAge"`
+	// Runs is the most discovery-run records kept (default 1000).
+	Runs int `yaml:"runs"`
+}
+
+// DefaultStore returns the store defaults.
+func DefaultStore() Store {
+	return Store{
+		LockTimeout: 10 * time.Second,
+		Retention: Retention{
+			Snapshots: 100, SnapshotAge: 720 * time.Hour,
+			Results: 1000, ResultAge: 24 * time.Hour, Runs: 1000,
+		},
+	}
+}
+
+// Validate reports every invalid key of the section.
+func (s *Store) Validate() error {
+	var errs []error
+	if s.LockTimeout <= 0 {
+		errs = append(errs, Errorf("lockTimeout", "must be a positive duration, got %s", s.LockTimeout))
+	}
+	counts := []struct {
+		key string
+		v   int
+	}{{"retention.snapshots", s.Retention.Snapshots}, {"retention.results", s.Retention.Results}, {"retention.runs", s.Retention.Runs}}
+	for _, c := range counts {
+		if c.v < 1 {
+			errs = append(errs, Errorf(c.key, "must be at least 1, got %d", c.v))
+		}
+	}
+	if s.Retention.SnapshotAge < 0 {
+		errs = append(errs, Errorf("retention.snapshotAge", "must not be negative"))
+	}
+	if s.Retention.ResultAge < 0 {
+		errs = append(errs, Errorf("retention.resultAge", "must not be negative"))
+	}
+	return errors.Join(errs...)
+}

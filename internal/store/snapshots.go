@@ -1,0 +1,254 @@
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Status says what became of a snapshot.
+type Status string
+
+// Snapshot statuses.
+const (
+	// StatusAccepted is a snapshot that was (or is) the current topology.
+	StatusAccepted Status = "accepted"
+	// StatusRefused is a snapshot the shrink guard refused; it becomes
+	// accepted only through an operator's accept.
+	StatusRefused Status = "refused"
+)
+
+// Who accepted a snapshot.
+const (
+	// ByDiscovery means the discovery loop accepted it.
+	ByDiscovery = "discovery"
+	// ByOperator means POST /v1/snapshots/{id}/accept accepted it.
+	ByOperator = "operator"
+)
+
+// Counts are the sizes of a graph.
+type Counts struct {
+	Nodes    int `json:"nodes"`
+	Switches int `json:"switches"`
+	Domains  int `json:"domains"`
+}
+
+// CountsOf returns the sizes of g.
+func CountsOf(g *topology.Graph) Counts {
+	return Counts{Nodes: len(g.Nodes()), Switches: len(g.Switches()), Domains: len(g.Domains())}
+}
+
+// Snapshot describes one discovered topology that differed from its
+// predecessor. Its graph and diff are stored beside it.
+type Snapshot struct {
+	// ID is assigned by AddSnapshot; IDs only grow.
+	ID uint64 `json:"id"`
+	// CreatedAt is when the discovery finished.
+	CreatedAt time.Time `json:"createdAt"`
+	// Provider is the provider name.
+	Provider string `json:"provider"`
+	// Trigger is what started the discovery (startup, interval, ...).
+	Trigger string `json:"trigger"`
+	// Status is accepted or refused.
+	Status Status `json:"status"`
+	// Reason says why a snapshot was refused.
+	Reason string `json:"reason,omitempty"`
+	// AcceptedAt and AcceptedBy record the accept.
+	AcceptedAt *time.Time `json:"acceptedAt,omitempty"`
+	AcceptedBy string     `json:"acceptedBy,omitempty"`
+	// Digest is the SHA-256 of the graph's JSON; equal graphs, equal digests.
+	Digest string `json:"digest"`
+	// Counts are the graph's sizes.
+	Counts Counts `json:"counts"`
+	// Parent is the snapshot the diff is against (the current one when
+	// this was discovered); 0 for the first.
+	Parent uint64 `json:"parent,omitempty"`
+	// Changes summarizes the diff against Parent.
+	Changes DiffSummary `json:"changes"`
+}
+
+// AddSnapshot stores snap (assigning its ID), its graph's JSON and its
+// diff, and, in the same transaction, run (assigning its ID, and setting
+// run.Snapshot). An accepted snapshot becomes current and clears the
+// pending one; a refused snapshot becomes pending.
+func (s *Store) AddSnapshot(snap *Snapshot, graphJSON []byte, diff *Diff, run *Run) error {
+	packed, err := gzipBytes(graphJSON)
+	if err != nil {
+		return err
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bSnapshots)
+		id, err := b.NextSequence()
+		if err != nil {
+			return fmt.Errorf("snapshot id: %w", err)
+		}
+		snap.ID = id
+		if diff != nil {
+			diff.To = id
+		}
+		if err := putJSON(b, key(id), snap); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bGraphs).Put(key(id), packed); err != nil {
+			return fmt.Errorf("store graph: %w", err)
+		}
+		if diff != nil {
+			if err := putJSON(tx.Bucket(bDiffs), key(id), diff); err != nil {
+				return err
+			}
+		}
+		switch snap.Status {
+		case StatusAccepted:
+			err = firstErr(setMetaID(tx, kCurrent, id), setMetaID(tx, kPending, 0))
+		case StatusRefused:
+			err = setMetaID(tx, kPending, id)
+		}
+		if err != nil {
+			return fmt.Errorf("set current: %w", err)
+		}
+		if run != nil {
+			run.Snapshot = id
+			return addRun(tx, run)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("add snapshot: %w", err)
+	}
+	return nil
+}
+
+// AcceptPending makes the pending snapshot id accepted and current, as
+// an operator's accept does. It fails with ErrNotFound or ErrNotPending.
+func (s *Store) AcceptPending(id uint64, at time.Time, by string) (*Snapshot, error) {
+	var snap Snapshot
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bSnapshots)
+		if err := getJSON(b, key(id), &snap); err != nil {
+			return fmt.Errorf("snapshot %d: %w", id, err)
+		}
+		if metaID(tx, kPending) != id || snap.Status != StatusRefused {
+			return fmt.Errorf("snapshot %d is %s: %w", id, snap.Status, ErrNotPending)
+		}
+		snap.Status, snap.AcceptedAt, snap.AcceptedBy = StatusAccepted, &at, by
+		if err := putJSON(b, key(id), &snap); err != nil {
+			return err
+		}
+		return firstErr(setMetaID(tx, kCurrent, id), setMetaID(tx, kPending, 0))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &snap, nil
+}
+
+// Snapshot returns the snapshot id.
+func (s *Store) Snapshot(id uint64) (*Snapshot, error) {
+	var snap Snapshot
+	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bSnapshots), key(id), &snap) })
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", id, err)
+	}
+	return &snap, nil
+}
+
+// Heads returns the IDs of the current and the pending snapshot; 0 for
+// none.
+func (s *Store) Heads() (current, pending uint64, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		current, pending = metaID(tx, kCurrent), metaID(tx, kPending)
+		return nil
+	})
+	return current, pending, err
+}
+
+// Snapshots lists up to limit snapshots, newest first, older than before
+// (0: from the newest).
+func (s *Store) Snapshots(limit int, before uint64) ([]Snapshot, error) {
+	var out []Snapshot
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bSnapshots).Cursor()
+		var k, v []byte
+		if before == 0 {
+			k, v = c.Last()
+		} else {
+			c.Seek(key(before))
+			k, v = c.Prev()
+		}
+		for ; k != nil && len(out) < limit; k, v = c.Prev() {
+			var snap Snapshot
+			if err := json.Unmarshal(v, &snap); err != nil {
+				return fmt.Errorf("snapshot %d: %w", idOf(k), err)
+			}
+			out = append(out, snap)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Graph loads and rebuilds the graph of snapshot id.
+func (s *Store) Graph(id uint64) (*topology.Graph, error) {
+	var packed []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bGraphs).Get(key(id))
+		if v == nil {
+			return ErrNotFound
+		}
+		packed = bytes.Clone(v) // v is only valid inside the transaction
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("graph of snapshot %d: %w", id, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(packed))
+	if err != nil {
+		return nil, fmt.Errorf("graph of snapshot %d: %w", id, err)
+	}
+	var g topology.Graph
+	if err := json.NewDecoder(zr).Decode(&g); err != nil {
+		return nil, fmt.Errorf("graph of snapshot %d: %w", id, err)
+	}
+	return &g, nil
+}
+
+// Diff returns the stored diff of snapshot id against its parent.
+func (s *Store) Diff(id uint64) (*Diff, error) {
+	var d Diff
+	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bDiffs), key(id), &d) })
+	if err != nil {
+		return nil, fmt.Errorf("diff of snapshot %d: %w", id, err)
+	}
+	return &d, nil
+}
+
+func gzipBytes(data []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, fmt.Errorf("compress graph: %w", err)
+	}
+	if _, err := io.Copy(zw, bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("compress graph: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compress graph: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+// Package store is toposcope's embedded, crash-safe persistence (a bbolt
+// file): topology snapshots with their graphs and diffs, the accepted
+// (current) and the refused (pending) snapshot, a log of discovery runs,
+// and the results of API requests. Credentials are never given to it.
+//
+// Layout, one bbolt bucket each (IDs are 8-byte big-endian sequences):
+//
+//	meta       "schema" -> "1"; "current", "pending" -> snapshot ID
+//	snapshots  ID -> Snapshot (JSON)
+//	graphs     ID -> gzip of the graph's JSON
+//	diffs      ID -> Diff against the snapshot's parent (JSON)
+//	runs       ID -> Run (JSON)
+//	results    request ID -> Result (JSON)
+//	bodies     request ID -> the engine output of a finished request
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// schemaVersion is written to a new store and checked on open.
+const schemaVersion = "1"
+
+// Bucket and key names.
+var (
+	bMeta      = []byte("meta")
+	bSnapshots = []byte("snapshots")
+	bGraphs    = []byte("graphs")
+	bDiffs     = []byte("diffs")
+	bRuns      = []byte("runs")
+	bResults   = []byte("results")
+	bBodies    = []byte("bodies")
+
+	kSchema  = []byte("schema")
+	kCurrent = []byte("current")
+	kPending = []byte("pending")
+)
+
+// ErrNotFound is wrapped when a snapshot, diff or result does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrNotPending is wrapped when a snapshot that is not the pending
+// (refused) one is asked to be accepted.
+var ErrNotPending = errors.New("snapshot is not pending")
+
+// ErrSchema is wrapped when the file was written by an incompatible
+// version of toposcope.
+var ErrSchema = errors.New("unsupported store schema")
+
+// Options tune Open.
+type Options struct {
+	// LockTimeout bounds waiting for another process's lock on the file;
+	// 0 means 10s.
+	LockTimeout time.Duration
+}
+
+// Store is an open store. It is safe for concurrent use.
+type Store struct {
+	db   *bolt.DB
+	path string
+}
+
+// Open opens (creating if needed) the store at path, and its directory.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 10 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("store directory: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.init(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bMeta, bSnapshots, bGraphs, bDiffs, bRuns, bResults, bBodies} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("bucket %s: %w", b, err)
+			}
+		}
+		meta := tx.Bucket(bMeta)
+		switch v := meta.Get(kSchema); {
+		case v == nil:
+			return meta.Put(kSchema, []byte(schemaVersion))
+		case string(v) != schemaVersion:
+			return fmt.Errorf("schema %q, this toposcope reads %q: %w", v, schemaVersion, ErrSchema)
+		}
+		return nil
+	})
+}
+
+// Path returns the file the store was opened from.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the file. Call it once, after every user is done.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// Check verifies the file's page structure, as after a crash.
+func (s *Store) Check() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
+}
+
+func key(id uint64) []byte {
+	return binary.BigEndian.AppendUint64(nil, id)
+}
+
+func idOf(k []byte) uint64 {
+	if len(k) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k)
+}
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", k, err)
+	}
+	return b.Put(k, data)
+}
+
+func getJSON(b *bolt.Bucket, k []byte, v any) error {
+	data := b.Get(k)
+	if data == nil {
+		return ErrNotFound
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	return nil
+}
+
+func metaID(tx *bolt.Tx, k []byte) uint64 { return idOf(tx.Bucket(bMeta).Get(k)) }
+
+func setMetaID(tx *bolt.Tx, k []byte, id uint64) error {
+	if id == 0 {
+		return tx.Bucket(bMeta).Delete(k)
+	}
+	return tx.Bucket(bMeta).Put(k, key(id))
+}

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toposcope/toposcope/internal/discovery"
+	"github.com/toposcope/toposcope/internal/store"
+)
+
+// generate is Topograph's POST /v1/generate: 202 with the request ID as
+// plain text (JSON when the client accepts only JSON).
+func (h *handlers) generate(c *gin.Context) {
+	req, err := discovery.DecodeGenerateRequest(c.Request.Body)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	id, merged, err := h.Requests.Submit(c.Request.Context(), req)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Header("Location", "/v1/topology?uid="+id)
+	if wantsJSON(c) {
+		c.JSON(http.StatusAccepted, gin.H{"id": id, "merged": merged})
+		return
+	}
+	c.String(http.StatusAccepted, id)
+}
+
+// topology is Topograph's GET /v1/topology?uid=ID: 200 with the engine's
+// output, 202 while pending, 404 for an unknown ID, or the request's error.
+func (h *handlers) topology(c *gin.Context) {
+	id := c.Query("uid")
+	if id == "" {
+		h.fail(c, badParam("uid", "query parameter uid is required"))
+		return
+	}
+	res, body, err := h.Requests.Result(id)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	switch res.State {
+	case store.StatePending:
+		c.Header("Retry-After", "1")
+		if wantsJSON(c) {
+			c.JSON(http.StatusAccepted, gin.H{"id": id, "state": res.State})
+			return
+		}
+		c.String(http.StatusAccepted, fmt.Sprintf("request ID %s has been created\n", id))
+	case store.StateDone:
+		c.Data(http.StatusOK, res.ContentType, body)
+	default:
+		h.fail(c, discovery.ResultError(res))
+	}
+}
+
+// wantsJSON reports whether the client asked for JSON and not plain text.
+func wantsJSON(c *gin.Context) bool {
+	accept := c.GetHeader("Accept")
+	return strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/plain")
+}

@@ -1,0 +1,192 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toposcope/toposcope/topology"
+)
+
+// streamChunk is how many items are written between write-deadline
+// extensions of a streamed response.
+const streamChunk = 2048
+
+// graph answers GET /v1/graph: the current (or ?snapshot=ID) graph as
+// JSON, in topology's wire form so that it decodes into a
+// topology.Graph, or as Graphviz DOT with ?format=dot. The response is
+// streamed item by item: no copy of the whole document is built.
+func (h *handlers) graph(c *gin.Context) {
+	format := c.DefaultQuery("format", "json")
+	if format != "json" && format != "dot" {
+		h.fail(c, badParam("format", "want json or dot"))
+		return
+	}
+	var (
+		g    *topology.Graph
+		snap uint64
+	)
+	if raw := c.Query("snapshot"); raw != "" {
+		id, err := strconv.ParseUint(raw, 10, 64)
+		if err != nil {
+			h.fail(c, badParam("snapshot", "must be a snapshot ID"))
+			return
+		}
+		if g, err = h.Store.Graph(id); err != nil {
+			h.fail(c, err)
+			return
+		}
+		snap = id
+	} else {
+		st, ok := h.current(c)
+		if !ok {
+			return
+		}
+		g, snap = st.Graph, st.Snapshot.ID
+	}
+	etag := fmt.Sprintf(`"s%d-%s"`, snap, format)
+	c.Header("ETag", etag)
+	c.Header("X-Toposcope-Snapshot", strconv.FormatUint(snap, 10))
+	if c.GetHeader("If-None-Match") == etag {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	s := newStreamer(c, h.Config.WriteTimeout)
+	if format == "dot" {
+		c.Header("Content-Type", "text/vnd.graphviz; charset=utf-8")
+		c.Status(http.StatusOK)
+		s.dot(g)
+	} else {
+		c.Header("Content-Type", "application/json")
+		c.Status(http.StatusOK)
+		s.json(g)
+	}
+	_ = s.w.Flush()
+}
+
+// streamer writes a document in pieces, extending the connection's write
+// deadline as it makes progress, so that a slow but live client gets the
+// whole graph and a stalled one is cut off.
+type streamer struct {
+	w       *bufio.Writer
+	rc      *http.ResponseController
+	timeout time.Duration
+	n       int
+	err     error
+}
+
+func newStreamer(c *gin.Context, timeout time.Duration) *streamer {
+	return &streamer{w: bufio.NewWriterSize(c.Writer, 64<<10), rc: http.NewResponseController(c.Writer), timeout: timeout}
+}
+
+// tick counts an item and extends the deadline every streamChunk items.
+func (s *streamer) tick() {
+	s.n++
+	if s.n%streamChunk == 0 && s.timeout > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	}
+}
+
+func (s *streamer) raw(text string) {
+	if s.err == nil {
+		_, s.err = s.w.WriteString(text)
+	}
+}
+
+func (s *streamer) json(g *topology.Graph) {
+	enc := json.NewEncoder(s.w)
+	s.raw(`{"nodes":[`)
+	writeList(s, enc, g.Nodes())
+	s.raw(`],"switches":[`)
+	writeList(s, enc, g.Switches())
+	s.raw(`],"domains":[`)
+	writeList(s, enc, g.Domains())
+	s.raw("]}\n")
+}
+
+func writeList[T any](s *streamer, enc *json.Encoder, items []T) {
+	for i := range items {
+		if s.err != nil {
+			return
+		}
+		if i > 0 {
+			s.raw(",")
+		}
+		s.err = enc.Encode(&items[i])
+		s.tick()
+	}
+}
+
+// dot writes the switch tree with nodes as leaves and each accelerator
+// domain as a cluster.
+func (s *streamer) dot(g *topology.Graph) {
+	var b []byte
+	flush := func() {
+		if s.err == nil {
+			_, s.err = s.w.Write(b)
+		}
+		b = b[:0]
+		s.tick()
+	}
+	s.raw("digraph topology {\n  rankdir=TB;\n  node [shape=box];\n")
+	for _, sw := range g.Switches() {
+		b = append(b, "  "...)
+		b = appendString(b, "s:"+sw.ID)
+		b = append(b, " [label="...)
+		b = appendString(b, sw.Name)
+		b = append(b, "];\n"...)
+		if sw.Parent != "" {
+			b = appendEdge(b, "s:"+sw.Parent, "s:"+sw.ID)
+		}
+		for _, n := range sw.Nodes {
+			b = appendEdge(b, "s:"+sw.ID, "n:"+n)
+		}
+		flush()
+	}
+	for i, d := range g.Domains() {
+		b = fmt.Appendf(b, "  subgraph cluster_%d {\n    label=", i)
+		b = appendString(b, d.Name)
+		b = append(b, ";\n    style=rounded;\n"...)
+		for _, n := range d.Nodes {
+			b = append(b, "    "...)
+			b = appendString(b, "n:"+n)
+			b = append(b, ";\n"...)
+		}
+		b = append(b, "  }\n"...)
+		flush()
+	}
+	for _, n := range g.Nodes() {
+		b = append(b, "  "...)
+		b = appendString(b, "n:"+n.Name)
+		b = append(b, " [shape=ellipse,label="...)
+		b = appendString(b, n.Name)
+		b = append(b, "];\n"...)
+		flush()
+	}
+	s.raw("}\n")
+}
+
+func appendEdge(b []byte, from, to string) []byte {
+	b = append(b, "  "...)
+	b = appendString(b, from)
+	b = append(b, " -> "...)
+	b = appendString(b, to)
+	return append(b, ";\n"...)
+}
+
+// snapshotGraph loads a stored graph for the diff handler.
+func (h *handlers) snapshotGraph(id uint64) (*topology.Graph, error) {
+	if st := h.Loop.State(); st.Snapshot != nil && st.Snapshot.ID == id {
+		return st.Graph, nil
+	}
+	g, err := h.Store.Graph(id)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", id, err)
+	}
+	return g, nil
+}

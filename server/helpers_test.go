@@ -1,0 +1,217 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/discovery"
+	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/server"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.ReleaseMode)
+	os.Exit(m.Run())
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// stack is the whole service in-process: real store, registry, sim
+// provider, loop and requests, behind the real router.
+type stack struct {
+	t         testing.TB
+	handler   http.Handler
+	loop      *discovery.Loop
+	store     *store.Store
+	reqs      *discovery.Requests
+	logs      *syncBuffer
+	metrics   *prometheus.Registry
+	modelPath string
+	storePath string
+}
+
+type stackOpts struct {
+	model   []byte // model file contents; a generated fat tree if nil
+	tokens  string
+	engines string // YAML list of engines
+	publish bool
+	guard   float64
+	quiet   bool // log at info level (benchmarks), not debug
+}
+
+func writeModel(t testing.TB, path string, nodes int) []byte {
+	t.Helper()
+	data, err := sim.Generate(sim.GenerateOptions{Shape: sim.ShapeFatTree, Nodes: nodes, DomainSize: 18})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != "" {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return data
+}
+
+func newStack(t testing.TB, o stackOpts) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	s := &stack{t: t, logs: &syncBuffer{}, modelPath: filepath.Join(dir, "model.yaml"), storePath: filepath.Join(dir, "store.db")}
+	if o.model == nil {
+		o.model = writeModel(t, "", 100)
+	}
+	if err := os.WriteFile(s.modelPath, o.model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	level := slog.LevelDebug
+	if o.quiet {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: level}))
+	st, err := store.Open(s.storePath, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.store = st
+	var prov config.Plugin
+	prov.Name = sim.Name
+	config.SetParam(&prov.Params, "model", s.modelPath)
+	var engs []config.Plugin
+	if o.engines != "" {
+		if err := yaml.Unmarshal([]byte(o.engines), &engs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disc := config.DefaultDiscovery()
+	disc.ShrinkGuard = 0.1
+	if o.guard != 0 {
+		disc.ShrinkGuard = o.guard
+	}
+	srv := config.DefaultServer()
+	srv.MaxBodyBytes = 64 << 10
+	srv.Publish = o.publish
+	s.metrics = prometheus.NewRegistry()
+	m, err := discovery.NewMetrics(s.metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := discovery.NewLimiter(2)
+	reg := registry.Default()
+	s.loop, err = discovery.NewLoop(discovery.LoopDeps{
+		Registry: reg, Store: st, Logger: log, Metrics: m, Limiter: lim, Provider: prov, Engines: engs,
+		Config: disc, Retention: config.DefaultStore().Retention,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reqs = discovery.NewRequests(discovery.RequestsDeps{
+		Registry: reg, Store: st, Logger: log, Metrics: m, Limiter: lim, Server: srv,
+		Retention: config.DefaultStore().Retention, Provider: prov, Engines: engs,
+	})
+	var tokens *server.Tokens
+	if o.tokens != "" {
+		if tokens, err = server.ParseTokens(o.tokens, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.handler, err = server.New(server.Deps{
+		Registry: reg, Store: st, Loop: s.loop, Requests: s.reqs, Logger: log, Metrics: s.metrics, Tokens: tokens, Config: srv,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.reqs.Close()
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// discover runs the loop once and fails the test on error.
+func (s *stack) discover() *store.Run {
+	s.t.Helper()
+	run, err := s.loop.RunOnce(context.Background(), discovery.TriggerAPI)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return run
+}
+
+// do sends a request to the router and returns the recorded response.
+func (s *stack) do(method, target, body string, header ...string) *httptest.ResponseRecorder {
+	s.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	s.handler.ServeHTTP(w, req)
+	return w
+}
+
+// errorOf decodes a JSON error body.
+func errorOf(t *testing.T, w *httptest.ResponseRecorder) server.ErrorDetail {
+	t.Helper()
+	var body server.ErrorBody
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatalf("error body %q: %v", w.Body.String(), err)
+	}
+	if body.Error.Code == "" || body.Error.Message == "" {
+		t.Fatalf("error body %q lacks code or message", w.Body.String())
+	}
+	return body.Error
+}
+
+// poll GETs target until it answers something other than 202, or the
+// deadline passes.
+func (s *stack) poll(target string) *httptest.ResponseRecorder {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		w := s.do(http.MethodGet, target, "")
+		if w.Code != http.StatusAccepted || time.Now().After(deadline) {
+			return w
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

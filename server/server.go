@@ -1,0 +1,182 @@
+// Package server is toposcope's REST service on gin: the
+// Topograph-compatible asynchronous API (POST /v1/generate, GET
+// /v1/topology), synchronous queries on the current topology, snapshots
+// and diffs, /metrics, health checks and the OpenAPI document.
+//
+// Handlers are thin: they decode, call package discovery or the store,
+// and encode. HTTP statuses are chosen for errors only in statusOf.
+package server
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/discovery"
+	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/internal/store"
+)
+
+// Deps are the router's dependencies.
+type Deps struct {
+	// Registry builds engines for GET /v1/render.
+	Registry *registry.Registry
+	// Store holds snapshots and results.
+	Store *store.Store
+	// Loop holds the current topology and runs discoveries.
+	Loop *discovery.Loop
+	// Requests runs POST /v1/generate.
+	Requests *discovery.Requests
+	// Logger receives the service's logs; discarded if nil.
+	Logger *slog.Logger
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+	// Metrics is where the HTTP metrics are registered and what
+	// /metrics serves.
+	Metrics *prometheus.Registry
+	// Tokens are the accepted bearer tokens; nil allows every request.
+	Tokens *Tokens
+	// Config is the server section (body limit, timeouts).
+	Config config.Server
+}
+
+type handlers struct {
+	Deps
+	log     *slog.Logger
+	tokens  *Tokens
+	latency *prometheus.HistogramVec
+}
+
+// New builds the router.
+func New(d Deps) (*gin.Engine, error) {
+	if d.Registry == nil || d.Store == nil || d.Loop == nil || d.Requests == nil || d.Metrics == nil {
+		return nil, errors.New("server: Registry, Store, Loop, Requests and Metrics are required")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	h := &handlers{Deps: d, log: d.Logger.With("component", "http"), tokens: d.Tokens}
+	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "toposcope_http_request_duration_seconds",
+		Help:    "HTTP request latency by method, route template and status code.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"method", "route", "code"})
+	if err := d.Metrics.Register(h.latency); err != nil {
+		return nil, err
+	}
+	r := gin.New()
+	r.ContextWithFallback = true
+	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.Use(h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), h.limitBody)
+	r.NoRoute(func(c *gin.Context) { h.fail(c, errNoRoute) })
+	r.NoMethod(func(c *gin.Context) { h.fail(c, errNoMethod) })
+	h.routes(r)
+	return r, nil
+}
+
+// routes lists every route; openapi.json documents exactly these (a test
+// checks it).
+func (h *handlers) routes(r *gin.Engine) {
+	r.GET("/healthz", h.healthz)
+	r.GET("/readyz", h.readyz)
+
+	read, write := h.require(ScopeRead), h.require(ScopeWrite)
+	r.GET("/openapi.json", read, h.openapi)
+	r.GET("/metrics", read, gin.WrapH(promhttp.HandlerFor(h.Metrics, promhttp.HandlerOpts{})))
+
+	v1 := r.Group("/v1")
+	v1.POST("/generate", write, h.generate)
+	v1.GET("/topology", read, h.topology)
+	v1.GET("/graph", read, h.graph)
+	v1.GET("/nodes/*name", read, h.node)
+	v1.GET("/switches/*id", read, h.switchByID)
+	v1.GET("/domains", read, h.domains)
+	v1.GET("/render/:engine", read, h.render)
+	v1.GET("/snapshots", read, h.snapshots)
+	v1.GET("/snapshots/:id", read, h.snapshot)
+	v1.POST("/snapshots/:id/accept", write, h.accept)
+	v1.GET("/diff", read, h.diff)
+	v1.GET("/runs", read, h.runs)
+	v1.GET("/status", read, h.status)
+	v1.POST("/discover", write, h.discover)
+}
+
+// observe records latency by route template (bounded labels) and logs
+// failures; successful requests are logged at debug level only.
+func (h *handlers) observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	status := c.Writer.Status()
+	elapsed := time.Since(start)
+	h.latency.WithLabelValues(c.Request.Method, route, statusText(status)).Observe(elapsed.Seconds())
+	level := slog.LevelDebug
+	if status >= http.StatusInternalServerError && status != http.StatusServiceUnavailable {
+		level = slog.LevelWarn
+	}
+	if h.log.Enabled(c.Request.Context(), level) {
+		h.log.Log(c.Request.Context(), level, "http request", "method", c.Request.Method, "route", route,
+			"status", status, "duration", elapsed, "bytes", c.Writer.Size())
+	}
+}
+
+// statusText returns the decimal status without allocating for the
+// common ones.
+func statusText(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200"
+	case http.StatusAccepted:
+		return "202"
+	case http.StatusNotModified:
+		return "304"
+	case http.StatusNotFound:
+		return "404"
+	}
+	return strconv.Itoa(code)
+}
+
+func (h *handlers) recovered(c *gin.Context, v any) {
+	h.log.Error("handler panic", "route", c.FullPath(), "panic", v)
+	h.fail(c, errPanic)
+}
+
+// limitBody caps request bodies at Config.MaxBodyBytes.
+func (h *handlers) limitBody(c *gin.Context) {
+	if c.Request.Body == nil || c.Request.Body == http.NoBody {
+		return
+	}
+	if c.Request.ContentLength > h.Config.MaxBodyBytes {
+		h.fail(c, &http.MaxBytesError{Limit: h.Config.MaxBodyBytes})
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, h.Config.MaxBodyBytes)
+}
+
+func (h *handlers) healthz(c *gin.Context) {
+	c.String(http.StatusOK, "OK\n")
+}
+
+// readyz is ready once a topology is current.
+func (h *handlers) readyz(c *gin.Context) {
+	if h.Loop.State().Graph == nil {
+		h.fail(c, discovery.ErrNoTopology)
+		return
+	}
+	c.String(http.StatusOK, "OK\n")
+}

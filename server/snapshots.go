@@ -1,0 +1,205 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toposcope/toposcope/internal/discovery"
+	"github.com/toposcope/toposcope/internal/store"
+)
+
+const (
+	defaultListLimit = 50
+	maxListLimit     = 1000
+)
+
+// listLimit reads ?limit= (default 50, at most 1000).
+func listLimit(c *gin.Context) (int, error) {
+	raw := c.Query("limit")
+	if raw == "" {
+		return defaultListLimit, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > maxListLimit {
+		return 0, badParam("limit", "must be an integer from 1 to 1000")
+	}
+	return n, nil
+}
+
+// idParam reads a snapshot ID from the path or query.
+func idParam(raw, field string) (uint64, error) {
+	id, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil || id == 0 {
+		return 0, badParam(field, "must be a snapshot ID (a positive integer)")
+	}
+	return id, nil
+}
+
+// snapshots answers GET /v1/snapshots?limit=&before=: newest first.
+func (h *handlers) snapshots(c *gin.Context) {
+	limit, err := listLimit(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	var before uint64
+	if raw := c.Query("before"); raw != "" {
+		if before, err = idParam(raw, "before"); err != nil {
+			h.fail(c, err)
+			return
+		}
+	}
+	list, err := h.Store.Snapshots(limit, before)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	cur, pend, err := h.Store.Heads()
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if list == nil {
+		list = []store.Snapshot{}
+	}
+	c.JSON(http.StatusOK, gin.H{"current": cur, "pending": pend, "snapshots": list})
+}
+
+// snapshot answers GET /v1/snapshots/{id}: the snapshot and its diff.
+func (h *handlers) snapshot(c *gin.Context) {
+	id, err := idParam(c.Param("id"), "id")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	snap, err := h.Store.Snapshot(id)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	out := gin.H{"snapshot": snap}
+	if snap.Parent != 0 {
+		if d, err := h.Store.Diff(id); err == nil {
+			out["diff"] = d
+		}
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// accept answers POST /v1/snapshots/{id}/accept: an operator confirms the
+// snapshot the shrink guard refused; it becomes current and is published.
+func (h *handlers) accept(c *gin.Context) {
+	id, err := idParam(c.Param("id"), "id")
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	snap, run, err := h.Loop.Accept(c.Request.Context(), id)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"snapshot": snap, "run": run})
+}
+
+// diff answers GET /v1/diff?from=&to=: "to" defaults to the current
+// snapshot and "from" to the parent of "to".
+func (h *handlers) diff(c *gin.Context) {
+	var to, from uint64
+	var err error
+	if raw := c.Query("to"); raw != "" {
+		if to, err = idParam(raw, "to"); err != nil {
+			h.fail(c, err)
+			return
+		}
+	} else if st := h.Loop.State(); st.Snapshot != nil {
+		to = st.Snapshot.ID
+	} else {
+		h.fail(c, discovery.ErrNoTopology)
+		return
+	}
+	toSnap, err := h.Store.Snapshot(to)
+	if err != nil {
+		h.fail(c, &discovery.RequestError{Field: "to", Err: err})
+		return
+	}
+	if raw := c.Query("from"); raw != "" {
+		if from, err = idParam(raw, "from"); err != nil {
+			h.fail(c, err)
+			return
+		}
+	} else if from = toSnap.Parent; from == 0 {
+		h.fail(c, badParam("from", "snapshot "+strconv.FormatUint(to, 10)+" has no parent: give from"))
+		return
+	}
+	if from == toSnap.Parent {
+		if d, err := h.Store.Diff(to); err == nil {
+			c.JSON(http.StatusOK, d)
+			return
+		}
+	}
+	a, err := h.snapshotGraph(from)
+	if err != nil {
+		h.fail(c, &discovery.RequestError{Field: "from", Err: err})
+		return
+	}
+	b, err := h.snapshotGraph(to)
+	if err != nil {
+		h.fail(c, &discovery.RequestError{Field: "to", Err: err})
+		return
+	}
+	d := store.Compare(a, b)
+	d.From, d.To = from, to
+	c.JSON(http.StatusOK, d)
+}
+
+// runs answers GET /v1/runs?limit=: the newest discovery runs.
+func (h *handlers) runs(c *gin.Context) {
+	limit, err := listLimit(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	list, err := h.Store.Runs(limit)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if list == nil {
+		list = []store.Run{}
+	}
+	c.JSON(http.StatusOK, gin.H{"runs": list})
+}
+
+// statusJSON is the answer of GET /v1/status.
+type statusJSON struct {
+	Provider string          `json:"provider"`
+	Engines  []string        `json:"engines"`
+	Ready    bool            `json:"ready"`
+	Current  *store.Snapshot `json:"current"`
+	// Pending is the snapshot the shrink guard refused; while it is set,
+	// the current topology is kept and nothing is published.
+	Pending *store.Snapshot `json:"pending"`
+	LastRun *store.Run      `json:"lastRun"`
+}
+
+// status answers GET /v1/status, where a shrink-guard refusal shows.
+func (h *handlers) status(c *gin.Context) {
+	st := h.Loop.State()
+	c.JSON(http.StatusOK, statusJSON{
+		Provider: h.Loop.ProviderName(), Engines: h.Loop.EngineNames(), Ready: st.Graph != nil,
+		Current: st.Snapshot, Pending: st.Pending, LastRun: st.LastRun,
+	})
+}
+
+// discover answers POST /v1/discover: a discovery is queued (merged with
+// one already queued).
+func (h *handlers) discover(c *gin.Context) {
+	if !h.Loop.Trigger(discovery.TriggerAPI) {
+		h.fail(c, &discovery.RequestError{Field: "discovery.triggers.api", Err: discovery.ErrDisabled})
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"queued": true})
+}
