@@ -1,0 +1,42 @@
+GO ?= go
+CACHE ?= $(or $(TOPOSCOPE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/toposcope)
+GOLANGCI_LINT ?= $(shell command -v golangci-lint 2>/dev/null || echo $(CACHE)/bin/golangci-lint)
+PKGS ?= ./...
+
+.PHONY: all build test verify fmt fmt-check vet lint bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/toposcope ./cmd/toposcope
+
+## verify: everything CI checks: formatting, vet, lint, tests.
+verify: fmt-check vet lint test
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint:
+	$(GOLANGCI_LINT) run $(PKGS)
+
+test:
+	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+## bench: the scale benchmarks quoted in the docs.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./providers/sim/ ./engines/slurm/ ./internal/hostlist/
+
+## fuzz: a short run of every fuzz target.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s ./internal/hostlist/
+	$(GO) test -run '^$$' -fuzz FuzzCompressRoundTrip -fuzztime 30s ./internal/hostlist/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toposcope/toposcope/internal/atomicfile"
+	"github.com/toposcope/toposcope/providers/sim"
+)
+
+func newModelCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Work with simulation cluster models",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return fmt.Errorf("%w: %s needs a subcommand (generate)", ErrUsage, cmd.CommandPath())
+		},
+	}
+	cmd.AddCommand(newModelGenerateCmd(env))
+	return cmd
+}
+
+func newModelGenerateCmd(env *Env) *cobra.Command {
+	var (
+		opts   sim.GenerateOptions
+		shape  string
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Write a generated cluster model with exactly --nodes nodes",
+		Example: `  toposcope model generate --shape fat-tree --nodes 100000 --domain-size 18 --output fat-100k.yaml
+  toposcope model generate --shape nvl72 --nodes 1152`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			opts.Shape = sim.Shape(shape)
+			data, err := sim.Generate(opts)
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrUsage, err)
+			}
+			if output == "" {
+				_, err = env.Stdout.Write(data)
+				return err
+			}
+			_, err = atomicfile.Write(output, data, 0o644)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&shape, "shape", "fat-tree", "fabric shape: fat-tree or nvl72")
+	f.IntVar(&opts.Nodes, "nodes", 0, "exact number of nodes (required)")
+	f.IntVar(&opts.NodesPerLeaf, "nodes-per-leaf", 0, "nodes under each leaf switch (0: the shape's default)")
+	f.IntVar(&opts.LeavesPerSpine, "leaves-per-spine", 0, "leaf switches under each spine (0: the shape's default)")
+	f.IntVar(&opts.DomainSize, "domain-size", 0, "nodes per NVLink domain (0: the shape's default)")
+	f.StringVar(&opts.Prefix, "prefix", "", "node name prefix (default: the shape's)")
+	f.StringVarP(&output, "output", "o", "", "file to write (atomically); default standard output")
+	_ = cmd.MarkFlagRequired("nodes")
+	return cmd
+}
+
+func newModelsCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "models",
+		Short: "List the bundled simulation models",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tNODES\tDESCRIPTION")
+			for _, m := range sim.Bundled() {
+				fmt.Fprintf(w, "%s\t%d\t%s\n", m.Name, m.Nodes, m.Description)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newProvidersCmd(env *Env) *cobra.Command {
+	return newListCmd(env, "providers", "List the registered topology providers", func() [][2]string {
+		var rows [][2]string
+		for _, p := range env.Registry.Providers() {
+			rows = append(rows, [2]string{p.Name, p.Summary})
+		}
+		return rows
+	})
+}
+
+func newEnginesCmd(env *Env) *cobra.Command {
+	return newListCmd(env, "engines", "List the registered publishing engines", func() [][2]string {
+		var rows [][2]string
+		for _, e := range env.Registry.Engines() {
+			rows = append(rows, [2]string{e.Name, e.Summary})
+		}
+		return rows
+	})
+}
+
+// newListCmd prints a NAME/DESCRIPTION table.
+func newListCmd(env *Env, use, short string, rows func() [][2]string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tDESCRIPTION")
+			for _, r := range rows() {
+				fmt.Fprintf(w, "%s\t%s\n", r[0], r[1])
+			}
+			return w.Flush()
+		},
+	}
+}
