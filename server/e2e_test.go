@@ -160,9 +160,9 @@ store:
 
 	svc := startService(t, bin, cfgPath)
 	svc.waitFor("/readyz", func(code int, _ string) bool { return code == http.StatusOK })
-	if data, err := os.ReadFile(conf); err != nil || !strings.Contains(string(data), "SwitchName=leaf0001") {
-		t.Fatalf("the engine did not publish: %v", err)
-	}
+	// The topology becomes current just before the engines publish it, so
+	// wait for the file rather than expect it at once.
+	waitForFile(t, conf, "SwitchName=leaf0001")
 	first, _ := currentSnapshot(t, svc)
 
 	// Accept a batch of requests that queue behind one discovery slot,
@@ -253,5 +253,21 @@ store:
 	}
 	if strings.Contains(string(data), secret) || strings.Contains(svc.stderr.String(), secret) {
 		t.Error("the credential reached the store or the log")
+	}
+}
+
+// waitForFile polls until path exists and contains want.
+func waitForFile(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(data), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the engine did not publish %q to %s: %v", want, path, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -154,9 +154,9 @@ func newLayout(g *topology.Graph, doms []fabricDomain) *layout {
 	for i := range doms {
 		l.names[doms[i].d.Name] = true
 		gi := int32(0)
-		switch {
-		case doms[i].leaf == "":
-		case doms[i].leaf == lastLeaf:
+		switch doms[i].leaf {
+		case "":
+		case lastLeaf:
 			gi = lastGroup
 		default:
 			path = path[:0]

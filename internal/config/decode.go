@@ -34,8 +34,11 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s: %v", e.Field, e.Err)
 }
 
-// Unwrap makes errors.Is match both ErrInvalid and the cause.
-func (e *FieldError) Unwrap() []error { return []error{ErrInvalid, e.Err} }
+// Is makes errors.Is(err, ErrInvalid) true for every FieldError.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // Errorf returns a FieldError for field with a formatted message.
 func Errorf(field, format string, args ...any) error {
@@ -155,7 +158,7 @@ func prefixErrors(err error, prefix string, lines map[string]int) error {
 		return nil
 	}
 	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok && !isFieldError(err) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		list = j.Unwrap()
 	} else {
 		list = []error{err}
@@ -175,13 +178,6 @@ func prefixErrors(err error, prefix string, lines map[string]int) error {
 		out = append(out, &FieldError{Field: prefix, Err: e})
 	}
 	return errors.Join(out...)
-}
-
-// isFieldError reports whether err itself (not something it wraps) is a
-// FieldError.
-func isFieldError(err error) bool {
-	var fe *FieldError
-	return errors.As(err, &fe) && error(fe) == err
 }
 
 func join(prefix, key string) string {

@@ -121,7 +121,7 @@ func checkPrefix(p string) error {
 		if i == 0 && !letter {
 			return fmt.Errorf("%q must start with a letter", p)
 		}
-		if !letter && !(c >= '0' && c <= '9') && c != '-' && c != '_' {
+		if !letter && (c < '0' || c > '9') && c != '-' && c != '_' {
 			return fmt.Errorf("%q: character %q is not allowed (letters, digits, '-', '_')", p, c)
 		}
 	}

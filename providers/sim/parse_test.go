@@ -34,7 +34,7 @@ func TestParseErrors(t *testing.T) {
 		{"two documents", "name: a\nswitches: []\n---\nname: b\n", []string{"more than one YAML document"}},
 		{"root not mapping", "- a\n", []string{"(document) (line 1): must be a mapping"}},
 		{"no name", "switches: []\n", []string{"name (line 1): is required"}},
-		{"unknown top key", "name: t\nswitchs: []\n", []string{"switchs (line 2): unknown key (known: defaults, description,"}},
+		{"unknown top key", "name: t\nswitchez: []\n", []string{"switchez (line 2): unknown key (known: defaults, description,"}},
 		{"duplicate key", "name: t\nname: u\n", []string{"name (line 2): duplicate key (first at line 1)"}},
 		{"unknown default key", "name: t\ndefaults:\n  gpu: 8\n", []string{"defaults.gpu (line 3): unknown key (known: gpus, region, zone)"}},
 		{"gpus not integer", "name: t\ndefaults:\n  gpus: eight\n", []string{"defaults.gpus (line 3): must be an integer"}},

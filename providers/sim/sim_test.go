@@ -117,7 +117,7 @@ func TestFactory(t *testing.T) {
 		{name: "example", params: f.Example, nodes: 16},
 		{name: "no params", nodes: 16},
 		{name: "fat tree", params: "model: fat-tree-512\n", nodes: 512},
-		{name: "unknown key", params: "model: nvl72\nmodle: x\n", wantErr: []string{"providers[0].params.modle (line 2): unknown key"}},
+		{name: "unknown key", params: "model: nvl72\nbogus: x\n", wantErr: []string{"providers[0].params.bogus (line 2): unknown key"}},
 		{name: "empty model", params: "model: ''\n", wantErr: []string{"providers[0].params.model (line 1): is required"}},
 		{name: "missing model", params: "\nmodel: nope\n", wantErr: []string{"providers[0].params.model (line 2):", "neither a bundled model"}},
 	}
