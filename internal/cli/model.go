@@ -54,6 +54,7 @@ func newModelGenerateCmd(env *Env) *cobra.Command {
 	f.IntVar(&opts.Nodes, "nodes", 0, "exact number of nodes (required)")
 	f.IntVar(&opts.NodesPerLeaf, "nodes-per-leaf", 0, "nodes under each leaf switch (0: the shape's default)")
 	f.IntVar(&opts.LeavesPerSpine, "leaves-per-spine", 0, "leaf switches under each spine (0: the shape's default)")
+	f.IntVar(&opts.SpinesPerCore, "spines-per-core", 0, "spine switches under each core switch (0: one core above all spines)")
 	f.IntVar(&opts.DomainSize, "domain-size", 0, "nodes per NVLink domain (0: the shape's default)")
 	f.StringVar(&opts.Prefix, "prefix", "", "node name prefix (default: the shape's)")
 	f.StringVarP(&output, "output", "o", "", "file to write (atomically); default standard output")

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -57,7 +58,7 @@ type GenerateOptions struct {
 }
 
 // withDefaults validates opts and fills in the shape's defaults. Errors
-// name the option.
+// name the option as the CLI spells it (nodes-per-leaf for NodesPerLeaf).
 func (o GenerateOptions) withDefaults() (GenerateOptions, error) {
 	var errs []error
 	bad := func(option, format string, args ...any) {
@@ -66,18 +67,18 @@ func (o GenerateOptions) withDefaults() (GenerateOptions, error) {
 	switch o.Shape {
 	case "", ShapeFatTree:
 		o.Shape = ShapeFatTree
-		o.Prefix = cmpOr(o.Prefix, "gpu")
+		o.Prefix = cmp.Or(o.Prefix, "gpu")
 	case ShapeNVL72:
-		o.DomainSize = cmpOr(o.DomainSize, 18)
-		o.NodesPerLeaf = cmpOr(o.NodesPerLeaf, 2*max(o.DomainSize, 1))
-		o.Prefix = cmpOr(o.Prefix, "gb")
+		o.DomainSize = cmp.Or(o.DomainSize, 18)
+		o.NodesPerLeaf = cmp.Or(o.NodesPerLeaf, 2*max(o.DomainSize, 1))
+		o.Prefix = cmp.Or(o.Prefix, "gb")
 	default:
-		bad("Shape", "unknown shape %q (known: %s, %s)", o.Shape, ShapeFatTree, ShapeNVL72)
+		bad("shape", "unknown shape %q (known: %s, %s)", o.Shape, ShapeFatTree, ShapeNVL72)
 	}
-	o.NodesPerLeaf = cmpOr(o.NodesPerLeaf, 32)
-	o.LeavesPerSpine = cmpOr(o.LeavesPerSpine, 16)
+	o.NodesPerLeaf = cmp.Or(o.NodesPerLeaf, 32)
+	o.LeavesPerSpine = cmp.Or(o.LeavesPerSpine, 16)
 	if o.Nodes < 1 || o.Nodes > MaxGenerateNodes {
-		bad("Nodes", "must be from 1 to %d, not %d", MaxGenerateNodes, o.Nodes)
+		bad("nodes", "must be from 1 to %d, not %d", MaxGenerateNodes, o.Nodes)
 	}
 	// Leaves and domains list their nodes as one hostlist range, which
 	// may not hold more than hostlist.MaxRange names.
@@ -86,27 +87,19 @@ func (o GenerateOptions) withDefaults() (GenerateOptions, error) {
 		v        int
 		min, max int
 	}{
-		{"NodesPerLeaf", o.NodesPerLeaf, 1, hostlist.MaxRange},
-		{"LeavesPerSpine", o.LeavesPerSpine, 1, MaxGenerateNodes},
-		{"SpinesPerCore", o.SpinesPerCore, 0, MaxGenerateNodes},
-		{"DomainSize", o.DomainSize, 0, hostlist.MaxRange},
+		{"nodes-per-leaf", o.NodesPerLeaf, 1, hostlist.MaxRange},
+		{"leaves-per-spine", o.LeavesPerSpine, 1, MaxGenerateNodes},
+		{"spines-per-core", o.SpinesPerCore, 0, MaxGenerateNodes},
+		{"domain-size", o.DomainSize, 0, hostlist.MaxRange},
 	} {
 		if opt.v < opt.min || opt.v > opt.max {
 			bad(opt.name, "must be from %d to %d, not %d", opt.min, opt.max, opt.v)
 		}
 	}
 	if err := checkPrefix(o.Prefix); err != nil {
-		bad("Prefix", "%w", err)
+		bad("prefix", "%w", err)
 	}
 	return o, errors.Join(errs...)
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // checkPrefix accepts a letter followed by letters, digits, '-' and '_':

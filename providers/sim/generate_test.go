@@ -175,15 +175,15 @@ func TestGenerateOptionErrors(t *testing.T) {
 		opts GenerateOptions
 		want string
 	}{
-		{GenerateOptions{Nodes: 0}, "option Nodes: must be from 1 to 1000000, not 0"},
-		{GenerateOptions{Nodes: 1_000_001}, "option Nodes: must be from 1 to 1000000, not 1000001"},
-		{GenerateOptions{Nodes: 8, Shape: "torus"}, `option Shape: unknown shape "torus" (known: fat-tree, nvl72)`},
-		{GenerateOptions{Nodes: 8, NodesPerLeaf: -1}, "option NodesPerLeaf: must be from 1"},
-		{GenerateOptions{Nodes: 8, NodesPerLeaf: 70000}, "option NodesPerLeaf: must be from 1 to 65536, not 70000"},
-		{GenerateOptions{Nodes: 8, Shape: ShapeNVL72, DomainSize: 70000}, "option DomainSize: must be from 0 to 65536"},
+		{GenerateOptions{Nodes: 0}, "option nodes: must be from 1 to 1000000, not 0"},
+		{GenerateOptions{Nodes: 1_000_001}, "option nodes: must be from 1 to 1000000, not 1000001"},
+		{GenerateOptions{Nodes: 8, Shape: "torus"}, `option shape: unknown shape "torus" (known: fat-tree, nvl72)`},
+		{GenerateOptions{Nodes: 8, NodesPerLeaf: -1}, "option nodes-per-leaf: must be from 1"},
+		{GenerateOptions{Nodes: 8, NodesPerLeaf: 70000}, "option nodes-per-leaf: must be from 1 to 65536, not 70000"},
+		{GenerateOptions{Nodes: 8, Shape: ShapeNVL72, DomainSize: 70000}, "option domain-size: must be from 0 to 65536"},
 		{GenerateOptions{Nodes: 8, LeavesPerSpine: -3}, "option LeavesPerSpine: must be from 1"},
 		{GenerateOptions{Nodes: 8, SpinesPerCore: -1}, "option SpinesPerCore: must be from 0"},
-		{GenerateOptions{Nodes: 8, DomainSize: -18}, "option DomainSize: must be from 0"},
+		{GenerateOptions{Nodes: 8, DomainSize: -18}, "option domain-size: must be from 0"},
 		{GenerateOptions{Nodes: 8, Prefix: "1gpu"}, `option Prefix: "1gpu" must start with a letter`},
 		{GenerateOptions{Nodes: 8, Prefix: "gpu[1]"}, `option Prefix: "gpu[1]": character '[' is not allowed`},
 	}
