@@ -181,11 +181,11 @@ func TestGenerateOptionErrors(t *testing.T) {
 		{GenerateOptions{Nodes: 8, NodesPerLeaf: -1}, "option nodes-per-leaf: must be from 1"},
 		{GenerateOptions{Nodes: 8, NodesPerLeaf: 70000}, "option nodes-per-leaf: must be from 1 to 65536, not 70000"},
 		{GenerateOptions{Nodes: 8, Shape: ShapeNVL72, DomainSize: 70000}, "option domain-size: must be from 0 to 65536"},
-		{GenerateOptions{Nodes: 8, LeavesPerSpine: -3}, "option LeavesPerSpine: must be from 1"},
-		{GenerateOptions{Nodes: 8, SpinesPerCore: -1}, "option SpinesPerCore: must be from 0"},
+		{GenerateOptions{Nodes: 8, LeavesPerSpine: -3}, "option leaves-per-spine: must be from 1"},
+		{GenerateOptions{Nodes: 8, SpinesPerCore: -1}, "option spines-per-core: must be from 0"},
 		{GenerateOptions{Nodes: 8, DomainSize: -18}, "option domain-size: must be from 0"},
-		{GenerateOptions{Nodes: 8, Prefix: "1gpu"}, `option Prefix: "1gpu" must start with a letter`},
-		{GenerateOptions{Nodes: 8, Prefix: "gpu[1]"}, `option Prefix: "gpu[1]": character '[' is not allowed`},
+		{GenerateOptions{Nodes: 8, Prefix: "1gpu"}, `option prefix: "1gpu" must start with a letter`},
+		{GenerateOptions{Nodes: 8, Prefix: "gpu[1]"}, `option prefix: "gpu[1]": character '[' is not allowed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
