@@ -1,0 +1,45 @@
+package k8slabels
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kube"
+)
+
+// Config is the engine's typed configuration (the `params` of a
+// `k8s-labels` engine entry). The client and label settings are inlined:
+// `kubeconfig`, `qps`, `preset`, `tierLabels`, ... sit next to `mode`.
+type Config struct {
+	kube.ClientConfig `yaml:",inline"`
+	kube.LabelConfig  `yaml:",inline"`
+	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
+	Mode string `yaml:"mode"`
+	// NodeSelector restricts the engine to the nodes matching a label
+	// selector (e.g. "nvidia.com/gpu.present=true"); others are not listed
+	// and never written.
+	NodeSelector string `yaml:"nodeSelector,omitempty"`
+	// StripUnplaced also removes the managed labels of nodes that the
+	// graph contains but places nowhere (under no switch and in no
+	// domain). Default false: a provider that failed to place a node must
+	// not unlabel it. Nodes absent from the graph are never written.
+	StripUnplaced bool `yaml:"stripUnplaced"`
+}
+
+// DefaultConfig returns the configuration used when no params are given.
+func DefaultConfig() Config {
+	return Config{
+		ClientConfig: kube.DefaultClientConfig(),
+		LabelConfig:  kube.DefaultLabelConfig(),
+		Mode:         kube.ModeApply,
+	}
+}
+
+// Validate reports every invalid field as a config.FieldError.
+func (c *Config) Validate() error {
+	errs := []error{c.ClientConfig.Validate(), c.LabelConfig.Validate(), kube.CheckMode("mode", c.Mode)}
+	if _, err := labels.Parse(c.NodeSelector); err != nil {
+		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
+	}
+	return kube.JoinErrors(errs...)
+}

@@ -1,0 +1,197 @@
+package slinky
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// env is the package's apiserver, owned by TestMain.
+var env = kubetest.NewEnv()
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+type setup struct {
+	c       *kubetest.Cluster
+	ns      string
+	fabric  kubetest.Fabric
+	counter *kubetest.Counter
+	engine  *Engine
+}
+
+func newSetup(t *testing.T, f kubetest.Fabric) *setup {
+	t.Helper()
+	c := env.Require(t)
+	s := &setup{c: c, ns: c.Namespace(t), counter: kubetest.NewCounter()}
+	f.Prefix = c.Prefix(t)
+	s.fabric = f
+	nodes := kubetest.NodeObjects(f.NodeNames(), map[string]string{kubetest.PrefixLabel: f.Prefix})
+	if err := c.CreateNodes(context.Background(), nodes, 16); err != nil {
+		t.Fatal(err)
+	}
+	s.engine = s.newEngine(t, c.AdminConfig())
+	return s
+}
+
+func (s *setup) newEngine(t *testing.T, rc *rest.Config) *Engine {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Namespace = s.ns
+	cfg.NodeSelector = kubetest.Selector(s.fabric.Prefix)
+	clients, err := kube.NewClients(s.counter.Instrument(cfg.Tune(rc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cfg, clients.Core, engines.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (s *setup) apply(t *testing.T, g *topology.Graph) (*kube.Result, kubetest.Stats) {
+	t.Helper()
+	s.counter.Reset()
+	res, err := s.engine.Apply(context.Background(), g, kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, s.counter.Stats()
+}
+
+func (s *setup) configMap(t *testing.T) *corev1.ConfigMap {
+	t.Helper()
+	cm, err := s.c.Core().CoreV1().ConfigMaps(s.ns).Get(context.Background(), DefaultConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// TestConfigMapAndAnnotations: the dedicated ConfigMap holds exactly the
+// slurm engine's topology.yaml with its annotations; every node gets its
+// dynamic topology string; a rerun writes nothing; a change rewrites the
+// ConfigMap (generation 2) and only the nodes whose string changed.
+func TestConfigMapAndAnnotations(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 72, NodesPerLeaf: 18, DomainSize: 18})
+	g := fabric(t, s.fabric)
+	res, st := s.apply(t, g)
+	if res.Changed != 73 || st.Writes != 73 || st.ByVerb["create"] != 1 {
+		t.Errorf("first run: %s; %+v", res.Summary(), st)
+	}
+	want, err := s.engine.slurm.Render(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := s.configMap(t)
+	if cm.Data["topology.yaml"] != string(want) {
+		t.Errorf("ConfigMap data:\n%s\nwant:\n%s", cm.Data["topology.yaml"], want)
+	}
+	if cm.Annotations[AnnotationGeneration] != "1" || cm.Annotations[AnnotationContentHash] != contentHash(want) ||
+		cm.Annotations[AnnotationSourceSnapshot] != graphSnapshot(g) || cm.Labels[LabelManagedBy] != "toposcope" {
+		t.Errorf("ConfigMap metadata: %v %v", cm.Annotations, cm.Labels)
+	}
+	nodes, err := s.c.Core().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: kubetest.Selector(s.fabric.Prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.fabric.Prefix
+	for _, n := range nodes.Items {
+		want := "default:" + p + "-core:" + p + "-spine01:" + p + "-leaf001,block:" + p + "-nvl001"
+		if n.Name == s.fabric.NodeName(0) && n.Annotations[AnnotationSpec] != want {
+			t.Errorf("node %s: %s = %q, want %q", n.Name, AnnotationSpec, n.Annotations[AnnotationSpec], want)
+		}
+		if n.Annotations[AnnotationSpec] == "" {
+			t.Errorf("node %s has no %s", n.Name, AnnotationSpec)
+		}
+	}
+
+	res, st = s.apply(t, g)
+	if st.Writes != 0 || res.Changed != 0 || res.Unchanged != 73 {
+		t.Errorf("rerun: %s; %+v", res.Summary(), st)
+	}
+
+	// Drop the last domain: the file changes, and so do the strings of its
+	// 18 nodes (they keep their tree unit, lose their block).
+	f2 := s.fabric
+	f2.DomainNodes = 54
+	res, st = s.apply(t, fabric(t, f2))
+	if st.ByVerb["patch"] != 18 || st.ByVerb["update"] != 1 {
+		t.Errorf("after a change: %s; %+v, want 1 update and 18 patches", res.Summary(), st)
+	}
+	if gen := s.configMap(t).Annotations[AnnotationGeneration]; gen != "2" {
+		t.Errorf("generation = %s, want 2", gen)
+	}
+}
+
+// TestKeepsForeignContent: other keys and annotations of the dedicated
+// ConfigMap survive an update.
+func TestKeepsForeignContent(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 4})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: DefaultConfigMap, Namespace: s.ns, Annotations: map[string]string{"owner": "ops"}},
+		Data: map[string]string{"topology.yaml": "old", "README": "hands off"}}
+	if _, err := s.c.Core().CoreV1().ConfigMaps(s.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, st := s.apply(t, fabric(t, s.fabric))
+	if st.ByVerb["update"] != 1 {
+		t.Errorf("%s; %+v", res.Summary(), st)
+	}
+	got := s.configMap(t)
+	if got.Data["README"] != "hands off" || got.Annotations["owner"] != "ops" || got.Annotations[AnnotationGeneration] != "1" {
+		t.Errorf("ConfigMap after update: %v %v", got.Annotations, got.Data)
+	}
+}
+
+// TestRefusesOperatorOwned: a ConfigMap owned by a Slinky Controller is
+// never written.
+func TestRefusesOperatorOwned(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 2})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: DefaultConfigMap, Namespace: s.ns,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "slinky.slurm.net/v1beta1", Kind: "Controller", Name: "slurm", UID: "1234"}}}}
+	if _, err := s.c.Core().CoreV1().ConfigMaps(s.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.counter.Reset()
+	_, err := s.engine.Apply(context.Background(), fabric(t, s.fabric), kube.ApplyOptions{})
+	if !errors.Is(err, ErrOperatorOwned) || s.counter.Stats().Writes != 0 {
+		t.Errorf("Apply = %v with %d writes, want ErrOperatorOwned and none", err, s.counter.Stats().Writes)
+	}
+}
+
+// TestRBAC runs the engine with only the rules of deploy/rbac/slinky.yaml
+// and checks that each of them was needed.
+func TestRBAC(t *testing.T) {
+	t.Parallel()
+	rules, err := kubetest.LoadRules("../../deploy/rbac/slinky.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSetup(t, kubetest.Fabric{Nodes: 8, DomainSize: 4})
+	rc, err := s.c.ServiceAccountConfig(context.Background(), s.ns, "toposcope", rules.Cluster, rules.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.engine = s.newEngine(t, rc)
+	var accesses []kubetest.Access
+	for _, f := range []kubetest.Fabric{s.fabric, {Prefix: s.fabric.Prefix, Nodes: 8, DomainSize: 2}} {
+		s.apply(t, fabric(t, f)) // create, then update
+		accesses = append(accesses, s.counter.Accesses()...)
+	}
+	if unused := rules.Unused(accesses); len(unused) > 0 {
+		t.Errorf("deploy/rbac/slinky.yaml grants permissions the engine never used: %v", unused)
+	}
+}

@@ -1,0 +1,108 @@
+package slinky
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/toposcope/toposcope/engines/slurm"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kube"
+)
+
+// Defaults of Config.
+const (
+	// DefaultConfigMap is the dedicated ConfigMap the topology file goes
+	// to; list it in the Slinky Controller's spec.configFileRefs.
+	DefaultConfigMap = "toposcope-topology"
+	// DefaultNamespace is the Slinky namespace.
+	DefaultNamespace = "slurm"
+	// DefaultController is the name of the Slinky Controller.
+	DefaultController = "slurm"
+	// DefaultSlurmVersion is what slurm-operator v1.x requires: the node
+	// annotation reaches slurmctld through REST API v0.0.44 (25.11).
+	DefaultSlurmVersion = "25.11"
+)
+
+// V2511 is the first Slurm series whose REST API (v0.0.44) takes the
+// node topology string that Slinky forwards from the node annotation.
+const V2511 slurm.Version = 2511
+
+// Config is the engine's typed configuration (the `params` of a `slinky`
+// engine entry).
+type Config struct {
+	kube.ClientConfig `yaml:",inline"`
+	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
+	Mode string `yaml:"mode"`
+	// Namespace is where the Slinky Controller runs (default "slurm").
+	Namespace string `yaml:"namespace"`
+	// ConfigMap is the dedicated ConfigMap written (default
+	// "toposcope-topology"). It may not be <controller>-config, which the
+	// operator owns and rewrites.
+	ConfigMap string `yaml:"configMap"`
+	// Controller is the Slinky Controller's name (default "slurm").
+	Controller string `yaml:"controller"`
+	// NodeAnnotations sets topology.slinky.slurm.net/spec on every node the
+	// graph places (default true; needs slurm.slurmVersion 25.11 or later).
+	NodeAnnotations bool `yaml:"nodeAnnotations"`
+	// NodeSelector restricts the annotated nodes (a label selector).
+	NodeSelector string `yaml:"nodeSelector,omitempty"`
+	// Slurm are the settings of the topology file, as for the slurm
+	// engine (default plugin topology/yaml, slurmVersion 25.11); output
+	// and reconfigure are not used.
+	Slurm slurm.Config `yaml:"slurm"`
+}
+
+// DefaultConfig returns the configuration used when no params are given.
+func DefaultConfig() Config {
+	s := slurm.DefaultConfig()
+	s.Plugin = slurm.PluginYAML
+	s.SlurmVersion = DefaultSlurmVersion
+	return Config{
+		ClientConfig:    kube.DefaultClientConfig(),
+		Mode:            kube.ModeApply,
+		Namespace:       DefaultNamespace,
+		ConfigMap:       DefaultConfigMap,
+		Controller:      DefaultController,
+		NodeAnnotations: true,
+		Slurm:           s,
+	}
+}
+
+// Key is the ConfigMap key: topology.yaml or topology.conf, after the
+// Slurm plugin (a YAML document under topology.conf would be parsed as a
+// .conf file).
+func (c *Config) Key() string {
+	if c.Slurm.Plugin == slurm.PluginYAML {
+		return "topology.yaml"
+	}
+	return "topology.conf"
+}
+
+// Validate reports every invalid field as a config.FieldError.
+func (c *Config) Validate() error {
+	errs := []error{c.ClientConfig.Validate(), kube.CheckMode("mode", c.Mode), kube.PrefixFields("slurm", c.Slurm.Validate())}
+	for _, f := range []struct{ field, value string }{{"namespace", c.Namespace}, {"controller", c.Controller}} {
+		if msgs := validation.IsDNS1123Label(f.value); len(msgs) > 0 {
+			errs = append(errs, config.Errorf(f.field, "%q: %v", f.value, msgs))
+		}
+	}
+	if msgs := validation.IsDNS1123Subdomain(c.ConfigMap); len(msgs) > 0 {
+		errs = append(errs, config.Errorf("configMap", "%q: %v", c.ConfigMap, msgs))
+	}
+	if c.ConfigMap == c.Controller+"-config" {
+		errs = append(errs, config.Errorf("configMap", "%q belongs to the Slinky operator, which replaces its data on every reconcile; use a dedicated ConfigMap (default %q) and list it in the Controller's spec.configFileRefs", c.ConfigMap, DefaultConfigMap))
+	}
+	if c.Slurm.Output != "" {
+		errs = append(errs, config.Errorf("slurm.output", "is not used: the file goes into ConfigMap %q", c.ConfigMap))
+	}
+	if c.Slurm.Reconfigure {
+		errs = append(errs, config.Errorf("slurm.reconfigure", "is not used: Slinky reconfigures slurmctld (controller.inplaceReconfigure)"))
+	}
+	if v, err := slurm.ParseVersion(c.Slurm.SlurmVersion); err == nil && c.NodeAnnotations && !v.AtLeast(V2511) {
+		errs = append(errs, config.Errorf("nodeAnnotations", "Slinky passes the node annotation to slurmctld's REST API v0.0.44, which needs Slurm 25.11 or later; slurm.slurmVersion is %s (set nodeAnnotations: false)", v))
+	}
+	if _, err := labels.Parse(c.NodeSelector); err != nil {
+		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
+	}
+	return kube.JoinErrors(errs...)
+}

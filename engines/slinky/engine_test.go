@@ -1,0 +1,219 @@
+package slinky
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/slurm"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/topology"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test -update to accept):\n%s", name, got)
+	}
+}
+
+func params(t *testing.T, doc string) *yaml.Node {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n.Content[0]
+}
+
+func fabric(t testing.TB, f kubetest.Fabric) *topology.Graph {
+	t.Helper()
+	g, err := f.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestNodeSpecs(t *testing.T) {
+	t.Parallel()
+	f := kubetest.Fabric{Prefix: "p", Nodes: 40, NodesPerLeaf: 8, LeavesPerSpine: 2, DomainSize: 4, DomainNodes: 32}
+	g := fabric(t, f)
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want map[string]string // node index -> spec; "" = no annotation
+	}{
+		{name: "yaml defaults", want: map[string]string{"0": "default:p-core:p-spine01:p-leaf001,block:p-nvl001", "39": "default:p-core:p-spine03:p-leaf005"}},
+		{name: "tree conf", edit: func(c *Config) { c.Slurm.Plugin = slurm.PluginTree },
+			want: map[string]string{"0": "default:p-core:p-spine01:p-leaf001", "39": "default:p-core:p-spine03:p-leaf005"}},
+		{name: "block conf", edit: func(c *Config) { c.Slurm.Plugin = slurm.PluginBlock },
+			want: map[string]string{"0": "default:p-nvl001", "39": ""}},
+		{name: "named topologies with a node filter", edit: func(c *Config) {
+			c.Slurm.Topologies = []slurm.TopologyConfig{
+				{Name: "fabric", Plugin: slurm.KindTree, ClusterDefault: true},
+				{Name: "nvlink", Plugin: slurm.KindBlock, Nodes: "p-n[00005-00040]"},
+				{Name: "flat", Plugin: slurm.KindFlat},
+			}
+		}, want: map[string]string{"0": "fabric:p-core:p-spine01:p-leaf001", "4": "fabric:p-core:p-spine01:p-leaf001,nvlink:p-nvl002"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := DefaultConfig()
+			if tt.edit != nil {
+				tt.edit(&c)
+			}
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			specs, err := c.nodeSpecs(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for idx, want := range tt.want {
+				name := f.NodeName(atoi(t, idx))
+				if got := specs[name]; got != want {
+					t.Errorf("%s: spec = %q, want %q", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// TestUnitsExistInFile checks that every unit a node annotation names is
+// defined by the rendered topology file.
+func TestUnitsExistInFile(t *testing.T) {
+	t.Parallel()
+	g := fabric(t, kubetest.Fabric{Prefix: "q", Nodes: 72, NodesPerLeaf: 18, DomainSize: 18, SubDomainSize: 9})
+	e, err := New(withMode(DefaultConfig(), kube.ModePrint), nil, engines.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := e.slurm.Render(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := e.cfg.nodeSpecs(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for node, spec := range specs {
+		for _, part := range strings.Split(spec, ",") {
+			units := strings.Split(part, ":")[1:]
+			for _, u := range units {
+				if !bytes.Contains(doc, []byte(u)) {
+					t.Fatalf("node %s: unit %q of %q is not in topology.yaml:\n%s", node, u, spec, doc)
+				}
+			}
+		}
+	}
+}
+
+func withMode(c Config, mode string) Config { c.Mode = mode; return c }
+
+func TestRender(t *testing.T) {
+	t.Parallel()
+	g := fabric(t, kubetest.Fabric{Prefix: "r", Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 4})
+	for _, tt := range []struct{ name, params string }{
+		{"yaml", "mode: print\n"},
+		{"tree", "mode: print\nnodeAnnotations: false\nslurm: {plugin: topology/tree, slurmVersion: '24.11'}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			e, err := NewFactory().New(params(t, tt.params), "params", engines.Deps{Stdout: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Publish(context.Background(), g); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "render-"+tt.name+".yaml", out.Bytes())
+		})
+	}
+}
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, params, field string }{
+		{"operator-owned ConfigMap", "mode: print\nconfigMap: slurm-config", "params.configMap"},
+		{"operator-owned, other controller", "mode: print\ncontroller: c1\nconfigMap: c1-config", "params.configMap"},
+		{"output", "mode: print\nslurm: {output: /etc/slurm/topology.conf}", "params.slurm.output"},
+		{"reconfigure", "mode: print\nslurm: {reconfigure: true}", "params.slurm.reconfigure"},
+		{"slurm plugin", "mode: print\nslurm: {plugin: topology/nope}", "params.slurm.plugin"},
+		{"unknown slurm key", "mode: print\nslurm: {nope: 1}", "params.slurm.nope"},
+		{"annotations need 25.11", "mode: print\nslurm: {plugin: topology/tree, slurmVersion: '24.11'}", "params.nodeAnnotations"},
+		{"namespace", "mode: print\nnamespace: Not_A_Namespace", "params.namespace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := NewFactory().New(params(t, tt.params), "params", engines.Deps{})
+			var fe *config.FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Errorf("New = %v, want a field error on %s", err, tt.field)
+			}
+		})
+	}
+	c := DefaultConfig()
+	if c.Key() != "topology.yaml" {
+		t.Errorf("Key = %s", c.Key())
+	}
+	c.Slurm.Plugin = slurm.PluginBlock
+	if c.Key() != "topology.conf" {
+		t.Errorf("Key = %s", c.Key())
+	}
+}
+
+func TestUnsafeUnitName(t *testing.T) {
+	t.Parallel()
+	c := DefaultConfig()
+	c.Slurm.Topologies = []slurm.TopologyConfig{{Name: "fabric", Plugin: slurm.KindTree, ClusterDefault: true}}
+	g := fabric(t, kubetest.Fabric{Prefix: "u", Nodes: 2})
+	specs, err := c.nodeSpecs(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := specs; !maps.Equal(got, map[string]string{"u-n00001": "fabric:u-core:u-spine01:u-leaf001", "u-n00002": "fabric:u-core:u-spine01:u-leaf001"}) {
+		t.Errorf("specs = %v", got)
+	}
+	if err := checkUnit("a:b", "switch"); !errors.Is(err, engines.ErrInexpressible) {
+		t.Errorf("checkUnit(a:b) = %v", err)
+	}
+}

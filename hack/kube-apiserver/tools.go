@@ -1,0 +1,8 @@
+//go:build tools
+
+// Package tools pins k8s.io/kubernetes/cmd/kube-apiserver in this module's
+// go.mod; hack/install-kube.sh builds it. The build tag keeps the file out
+// of every build.
+package tools
+
+import _ "k8s.io/kubernetes/cmd/kube-apiserver"
