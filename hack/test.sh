@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs every package and
 # tool the tests need (Debian packages, munge, Slurm 22.05 on the host,
-# Slurm 24.11 in a cached Debian trixie chroot, golangci-lint), starts what
-# must run (munged), then runs `make verify` (gofmt, go vet, golangci-lint,
+# Slurm 24.11 in a cached Debian trixie chroot, etcd and a kube-apiserver
+# built once from k8s.io/kubernetes, golangci-lint), starts what must run
+# (munged; the tests start slurmctld, etcd and kube-apiserver themselves),
+# then runs `make verify` (gofmt, go vet, golangci-lint,
 # go test). With CI=true, tests of real components never skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,7 @@ export TOPOSCOPE_CACHE="$CACHE"
 
 bash hack/install-tools.sh
 bash hack/install-slurm.sh
+bash hack/install-kube.sh
 
 export PATH="$CACHE/bin:$PATH"
 # Real components must run: a test that cannot find one fails instead of

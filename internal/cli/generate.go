@@ -23,6 +23,8 @@ type generateOptions struct {
 	slurmVersion    string
 	output          string
 	reconfigure     bool
+	kubeconfig      string
+	dryRun          bool
 	nodes           string
 	providerParams  []string
 	engineParams    []string
@@ -36,7 +38,8 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 		Short: "Discover the topology once and publish it through one engine",
 		Example: `  toposcope generate --provider sim --model nvl72 --engine slurm --plugin topology/block --slurm-version 24.11
   toposcope generate --model fat-tree-512 --output /etc/slurm/topology.conf --reconfigure
-  toposcope generate --config /etc/toposcope/config.yaml`,
+  toposcope generate --config /etc/toposcope/config.yaml
+  toposcope generate --model nvl72 --engine k8s-labels --kubeconfig ~/.kube/config --dry-run`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := root.logger(env.Stderr)
@@ -98,6 +101,8 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 	f.StringVar(&o.slurmVersion, "slurm-version", "", "slurm engine: target Slurm version, e.g. 24.11")
 	f.StringVar(&o.output, "output", "", "engine output file (written atomically); default standard output")
 	f.BoolVar(&o.reconfigure, "reconfigure", false, "slurm engine: run `scontrol reconfigure` after writing --output")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubernetes engines: kubeconfig file (default: in-cluster, then $KUBECONFIG)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "Kubernetes engines: print the changes without writing")
 	f.StringVar(&o.nodes, "nodes", "", "only these nodes (a Slurm hostlist, e.g. gpu[001-064])")
 	f.StringArrayVar(&o.providerParams, "provider-param", nil, "provider setting KEY=VALUE (repeatable)")
 	f.StringArrayVar(&o.engineParams, "engine-param", nil, "engine setting KEY=VALUE (repeatable)")
@@ -135,10 +140,13 @@ func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plu
 	if changed("model") {
 		config.SetParam(&pref.Params, "model", o.model)
 	}
-	for flag, key := range map[string]string{"plugin": "plugin", "slurm-version": "slurmVersion", "output": "output"} {
+	for flag, key := range map[string]string{"plugin": "plugin", "slurm-version": "slurmVersion", "output": "output", "kubeconfig": "kubeconfig"} {
 		if changed(flag) {
 			config.SetParam(&eref.Params, key, cmd.Flags().Lookup(flag).Value.String())
 		}
+	}
+	if o.dryRun {
+		config.SetParam(&eref.Params, "mode", "dry-run")
 	}
 	if changed("reconfigure") {
 		config.SetParam(&eref.Params, "reconfigure", strconv.FormatBool(o.reconfigure))

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/k8slabels"
+	"github.com/toposcope/toposcope/engines/schedtopo"
+	"github.com/toposcope/toposcope/engines/slinky"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/sim"
@@ -26,6 +29,10 @@ func Providers() []providers.Factory {
 func Engines() []engines.Factory {
 	return []engines.Factory{
 		slurm.NewFactory(),
+		k8slabels.NewFactory(),
+		slinky.NewFactory(),
+		schedtopo.NewKueueFactory(),
+		schedtopo.NewKAIFactory(),
 	}
 }
 
