@@ -1,0 +1,186 @@
+package infiniband
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
+)
+
+// Values of Config.SwitchIDs.
+const (
+	// SwitchIDsGUID names switches by node GUID (16 hex digits).
+	SwitchIDsGUID = "guid"
+	// SwitchIDsName names switches by the name in their node description
+	// ("MF0;<name>:<model>/U1" gives <name>; otherwise the whole
+	// description). Two switches with the same name are an error.
+	SwitchIDsName = "name"
+)
+
+// DefaultHostPattern matches the node descriptions rdma-ndd sets,
+// "<hostname> <hca>" (e.g. "gpu001 mlx5_0"). Descriptions with more words,
+// such as the "MT4129 ConnectX7 Mellanox Technologies" of an HCA without
+// rdma-ndd, do not match: such HCAs are unnamed.
+const DefaultHostPattern = `^(?P<host>\S+)\s+(?P<hca>\S+)$`
+
+// DefaultTimeout bounds one run of the ibnetdiscover command.
+const DefaultTimeout = 5 * time.Minute
+
+// Command is how to run ibnetdiscover. In YAML it is either a string,
+// run with `/bin/sh -c` (so it may hold ssh, sudo, quotes and pipes), or a
+// list of arguments run directly.
+type Command struct {
+	// Shell is the command line for /bin/sh -c; empty when Argv is used.
+	Shell string
+	// Argv is the program and its arguments.
+	Argv []string
+}
+
+// UnmarshalYAML accepts a string or a list of strings.
+func (c *Command) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*c = Command{Shell: n.Value}
+		return nil
+	case yaml.SequenceNode:
+		var argv []string
+		if err := n.Decode(&argv); err != nil {
+			return err
+		}
+		*c = Command{Argv: argv}
+		return nil
+	}
+	return fmt.Errorf("line %d: command must be a string or a list of strings", n.Line)
+}
+
+// IsZero reports whether no command is set.
+func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
+
+// argv returns the arguments to execute.
+func (c Command) argv() []string {
+	if c.Shell != "" {
+		return []string{"/bin/sh", "-c", c.Shell}
+	}
+	return c.Argv
+}
+
+// String returns the command as configured, for messages.
+func (c Command) String() string {
+	if c.Shell != "" {
+		return c.Shell
+	}
+	return strings.Join(c.Argv, " ")
+}
+
+// Config is the infiniband provider's configuration. Exactly one of
+// Output, Command and OutputText is the source of ibnetdiscover output;
+// with none, the command `ibnetdiscover` is run.
+type Config struct {
+	// Output is a file holding saved ibnetdiscover output (the CLI's
+	// --ibnetdiscover-output).
+	Output string `yaml:"output,omitempty"`
+	// Command runs ibnetdiscover and reads its standard output (the
+	// CLI's --ibnetdiscover-command), e.g. "ssh ib01 sudo ibnetdiscover"
+	// or "ibsim-run ibnetdiscover".
+	Command Command `yaml:"command,omitempty"`
+	// OutputText is ibnetdiscover output given inline (examples, tests).
+	OutputText string `yaml:"outputText,omitempty"`
+	// Timeout bounds one run of Command (default DefaultTimeout).
+	Timeout time.Duration `yaml:"timeout,omitempty"`
+	// HostPattern is a regular expression matched against HCA node
+	// descriptions; its named group "host" is the host name and its
+	// optional group "hca" the HCA name (default DefaultHostPattern).
+	HostPattern string `yaml:"hostPattern,omitempty"`
+	// HCAs selects the HCAs of the fabric to use by name, as shell
+	// patterns ("mlx5_0", "mlx5_[0-3]"). With neither HCAs nor HCAGUIDs,
+	// every HCA is used.
+	HCAs []string `yaml:"hcas,omitempty"`
+	// HCAGUIDs selects HCAs by node or port GUID (hex, 0x optional).
+	HCAGUIDs []string `yaml:"hcaGUIDs,omitempty"`
+	// Nodes is a hostlist of the cluster's hosts; empty means every host
+	// with a selected HCA. HCAs of other hosts mark their switch as not
+	// part of the cluster's tree.
+	Nodes string `yaml:"nodes,omitempty"`
+	// Ignore lists regular expressions of CA node descriptions that are
+	// neither cluster hosts nor anything else (default: SHARP
+	// "Aggregation Node"s).
+	Ignore []string `yaml:"ignore,omitempty"`
+	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
+	SwitchIDs string `yaml:"switchIDs,omitempty"`
+}
+
+// DefaultConfig returns the defaults: run `ibnetdiscover`, every HCA,
+// rdma-ndd descriptions, GUID switch IDs.
+func DefaultConfig() Config {
+	return Config{
+		Timeout:     DefaultTimeout,
+		HostPattern: DefaultHostPattern,
+		Ignore:      []string{`Aggregation Node`},
+		SwitchIDs:   SwitchIDsGUID,
+	}
+}
+
+// Validate reports every invalid field as config.FieldErrors.
+func (c Config) Validate() error {
+	var errs []error
+	sources := 0
+	for _, set := range []bool{c.Output != "", !c.Command.IsZero(), c.OutputText != ""} {
+		if set {
+			sources++
+		}
+	}
+	if sources > 1 {
+		errs = append(errs, config.Errorf("output", "output, command and outputText are alternatives: set one"))
+	}
+	if len(c.Command.Argv) > 0 && strings.TrimSpace(c.Command.Argv[0]) == "" {
+		errs = append(errs, config.Errorf("command", "the program (first element) is empty"))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, config.Errorf("timeout", "must be positive, e.g. 5m"))
+	}
+	if _, err := compileHostPattern(c.HostPattern); err != nil {
+		errs = append(errs, config.Errorf("hostPattern", "%v", err))
+	}
+	for i, g := range c.HCAs {
+		if _, err := path.Match(g, "mlx5_0"); err != nil || g == "" {
+			errs = append(errs, config.Errorf(fmt.Sprintf("hcas[%d]", i), "bad pattern %q", g))
+		}
+	}
+	for i, g := range c.HCAGUIDs {
+		if _, err := parseHex([]byte(g), 64); err != nil {
+			errs = append(errs, config.Errorf(fmt.Sprintf("hcaGUIDs[%d]", i), "bad GUID %q: %v", g, err))
+		}
+	}
+	if c.Nodes != "" {
+		if _, err := hostlist.Expand(c.Nodes); err != nil {
+			errs = append(errs, config.Errorf("nodes", "%v", err))
+		}
+	}
+	for i, re := range c.Ignore {
+		if _, err := regexp.Compile(re); err != nil {
+			errs = append(errs, config.Errorf(fmt.Sprintf("ignore[%d]", i), "%v", err))
+		}
+	}
+	if c.SwitchIDs != SwitchIDsGUID && c.SwitchIDs != SwitchIDsName {
+		errs = append(errs, config.Errorf("switchIDs", "must be %q or %q, not %q", SwitchIDsGUID, SwitchIDsName, c.SwitchIDs))
+	}
+	return errors.Join(errs...)
+}
+
+func compileHostPattern(p string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	if re.SubexpIndex("host") < 0 {
+		return nil, errors.New(`needs a named group (?P<host>...)`)
+	}
+	return re, nil
+}
