@@ -31,12 +31,14 @@ test:
 
 ## bench: the scale benchmarks quoted in the docs.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./providers/sim/ ./engines/slurm/ ./internal/hostlist/
+	$(GO) test -run '^$$' -bench . -benchmem ./topology/ ./providers/sim/ ./engines/slurm/ ./internal/hostlist/ ./providers/infiniband/
 
 ## fuzz: a short run of every fuzz target.
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s ./internal/hostlist/
 	$(GO) test -run '^$$' -fuzz FuzzCompressRoundTrip -fuzztime 30s ./internal/hostlist/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./providers/infiniband/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./providers/nvlink/
 
 clean:
 	rm -rf bin

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs every package and
 # tool the tests need (Debian packages, munge, Slurm 22.05 on the host,
-# Slurm 24.11 in a cached Debian trixie chroot, etcd and a kube-apiserver
+# Slurm 24.11 in a cached Debian trixie chroot, ibsim and the real
+# ibnetdiscover, etcd and a kube-apiserver
 # built once from k8s.io/kubernetes, golangci-lint), starts what must run
 # (munged; the tests start slurmctld, etcd and kube-apiserver themselves),
 # then runs `make verify` (gofmt, go vet, golangci-lint,
@@ -15,6 +16,7 @@ export TOPOSCOPE_CACHE="$CACHE"
 bash hack/install-tools.sh
 bash hack/install-slurm.sh
 bash hack/install-kube.sh
+bash hack/install-ibsim.sh
 
 export PATH="$CACHE/bin:$PATH"
 # Real components must run: a test that cannot find one fails instead of

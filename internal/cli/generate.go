@@ -24,6 +24,8 @@ type generateOptions struct {
 	output          string
 	reconfigure     bool
 	kubeconfig      string
+	ibOutput        string
+	ibCommand       string
 	dryRun          bool
 	nodes           string
 	providerParams  []string
@@ -39,6 +41,8 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 		Example: `  toposcope generate --provider sim --model nvl72 --engine slurm --plugin topology/block --slurm-version 24.11
   toposcope generate --model fat-tree-512 --output /etc/slurm/topology.conf --reconfigure
   toposcope generate --config /etc/toposcope/config.yaml
+  toposcope generate --provider infiniband --ibnetdiscover-output fabric.txt --engine slurm
+  toposcope generate --provider infiniband --ibnetdiscover-command 'ssh head1 ibnetdiscover'
   toposcope generate --model nvl72 --engine k8s-labels --kubeconfig ~/.kube/config --dry-run`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -101,6 +105,8 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 	f.StringVar(&o.slurmVersion, "slurm-version", "", "slurm engine: target Slurm version, e.g. 24.11")
 	f.StringVar(&o.output, "output", "", "engine output file (written atomically); default standard output")
 	f.BoolVar(&o.reconfigure, "reconfigure", false, "slurm engine: run `scontrol reconfigure` after writing --output")
+	f.StringVar(&o.ibOutput, "ibnetdiscover-output", "", "infiniband provider: read saved ibnetdiscover output from FILE")
+	f.StringVar(&o.ibCommand, "ibnetdiscover-command", "", "infiniband provider: run CMD (through /bin/sh -c) to get ibnetdiscover output")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubernetes engines: kubeconfig file (default: in-cluster, then $KUBECONFIG)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "Kubernetes engines: print the changes without writing")
 	f.StringVar(&o.nodes, "nodes", "", "only these nodes (a Slurm hostlist, e.g. gpu[001-064])")
@@ -137,8 +143,10 @@ func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plu
 			eref = e
 		}
 	}
-	if changed("model") {
-		config.SetParam(&pref.Params, "model", o.model)
+	for flag, key := range map[string]string{"model": "model", "ibnetdiscover-output": "output", "ibnetdiscover-command": "command"} {
+		if changed(flag) {
+			config.SetParam(&pref.Params, key, cmd.Flags().Lookup(flag).Value.String())
+		}
 	}
 	for flag, key := range map[string]string{"plugin": "plugin", "slurm-version": "slurmVersion", "output": "output", "kubeconfig": "kubeconfig"} {
 		if changed(flag) {

@@ -15,13 +15,21 @@ import (
 	"github.com/toposcope/toposcope/engines/slinky"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/infiniband"
+	"github.com/toposcope/toposcope/providers/netq"
+	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/providers/ufm"
 )
 
 // Providers returns the factory of every provider, in listing order.
 func Providers() []providers.Factory {
 	return []providers.Factory{
 		sim.NewFactory(),
+		infiniband.NewFactory(),
+		ufm.NewFactory(),
+		netq.NewFactory(),
+		nvlink.NewFactory(),
 	}
 }
 
