@@ -93,22 +93,40 @@ func checkNameCollisions(byID map[string]*Switch) error {
 
 func (g *Graph) buildDomains(b *Builder) error {
 	type acc struct {
+		count int
 		nodes []string
 		subs  map[string][]string
 	}
+	// Count first, so that every domain's node list is a slice of one
+	// backing array rather than a series of growing appends.
 	byID := make(map[string]*acc)
+	total := 0
+	for i := range g.nodes {
+		if d := g.nodes[i].Domain; d != "" {
+			a := byID[d]
+			if a == nil {
+				a = &acc{}
+				byID[d] = a
+			}
+			a.count++
+			total++
+		}
+	}
+	backing := make([]string, total)
+	for _, a := range byID {
+		a.nodes, backing = backing[:0:a.count], backing[a.count:]
+	}
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		if n.Domain == "" {
 			continue
 		}
 		a := byID[n.Domain]
-		if a == nil {
-			a = &acc{subs: map[string][]string{}}
-			byID[n.Domain] = a
-		}
 		a.nodes = append(a.nodes, n.Name)
 		if n.SubDomain != "" {
+			if a.subs == nil {
+				a.subs = map[string][]string{}
+			}
 			a.subs[n.SubDomain] = append(a.subs[n.SubDomain], n.Name)
 		}
 	}
