@@ -91,7 +91,7 @@ func (p *Provider) addLink(f *fabric.Fabric, prefix string, a, b GraphNode) {
 	case a.Tier == hostTier:
 		// host to host: not part of the switch tree
 	case b.Tier == hostTier:
-		if p.cluster == nil || p.cluster[b.Name] {
+		if p.hosts.Has(b.Name) {
 			f.AttachHost(prefix+a.Name, b.Name)
 		} else {
 			f.MarkForeign(prefix+a.Name, b.Name)

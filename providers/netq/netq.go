@@ -96,8 +96,7 @@ type Provider struct {
 	client   *httpretry.Client
 	password string
 	log      *slog.Logger
-	cluster  map[string]bool
-	nodes    []string
+	hosts    fabric.HostSet
 }
 
 // New validates cfg and returns the provider. opts configure its HTTP
@@ -113,11 +112,8 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 	deps = deps.WithDefaults()
 	p := &Provider{cfg: cfg, log: deps.Logger}
 	if cfg.Nodes != "" {
-		p.nodes, _ = hostlist.Expand(cfg.Nodes) // validated
-		p.cluster = map[string]bool{}
-		for _, n := range p.nodes {
-			p.cluster[n] = true
-		}
+		names, _ := hostlist.Expand(cfg.Nodes) // validated
+		p.hosts = fabric.NewHostSet(names)
 	}
 	if cfg.Snapshot != nil {
 		return p, nil
@@ -159,8 +155,8 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 			}
 			names = append(names, ref.Name)
 		}
-	case p.nodes != nil:
-		names = p.nodes
+	case p.hosts.Names() != nil:
+		names = p.hosts.Names()
 	default:
 		names = tree.Hosts()
 	}

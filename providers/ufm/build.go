@@ -107,7 +107,7 @@ func (p *Provider) addLink(f *fabric.Fabric, a, b *System, gbps uint32) {
 	case a.Type == "switch" && b.Type == "switch":
 		f.Link(p.switchID(a), p.switchID(b), gbps)
 	case a.Type == "switch" && b.Type == "host":
-		if p.cluster == nil || p.cluster[b.Name] {
+		if p.hosts.Has(b.Name) {
 			f.AttachHost(p.switchID(a), b.Name)
 		} else {
 			f.MarkForeign(p.switchID(a), b.Name)

@@ -67,12 +67,11 @@ type Link struct {
 
 // Provider discovers the switch tree from UFM.
 type Provider struct {
-	cfg     Config
-	client  *httpretry.Client
-	auth    string // the Authorization header value; never logged
-	log     *slog.Logger
-	cluster map[string]bool
-	nodes   []string
+	cfg    Config
+	client *httpretry.Client
+	auth   string // the Authorization header value; never logged
+	log    *slog.Logger
+	hosts  fabric.HostSet
 }
 
 // New validates cfg and returns the provider. opts configure its HTTP
@@ -88,11 +87,8 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 	deps = deps.WithDefaults()
 	p := &Provider{cfg: cfg, log: deps.Logger}
 	if cfg.Nodes != "" {
-		p.nodes, _ = hostlist.Expand(cfg.Nodes) // validated
-		p.cluster = map[string]bool{}
-		for _, n := range p.nodes {
-			p.cluster[n] = true
-		}
+		names, _ := hostlist.Expand(cfg.Nodes) // validated
+		p.hosts = fabric.NewHostSet(names)
 	}
 	if cfg.Snapshot != nil {
 		return p, nil
@@ -197,8 +193,8 @@ func (p *Provider) where() string {
 
 func (p *Provider) wanted(req providers.Request, tree *fabric.Tree) ([]string, error) {
 	if len(req.Nodes) == 0 {
-		if p.nodes != nil {
-			return p.nodes, nil
+		if p.hosts.Names() != nil {
+			return p.hosts.Names(), nil
 		}
 		return tree.Hosts(), nil
 	}
