@@ -13,6 +13,7 @@ import (
 	"github.com/toposcope/toposcope/internal/discovery"
 	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers"
 )
 
@@ -74,6 +75,12 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "unknown_plugin"
 	case errors.Is(err, engines.ErrInexpressible):
 		return http.StatusUnprocessableEntity, "inexpressible"
+	case errors.Is(err, placement.ErrUnknownAccount):
+		return http.StatusNotFound, "unknown_account"
+	case errors.Is(err, placement.ErrNoCandidate):
+		return http.StatusUnprocessableEntity, "no_candidate"
+	case errors.Is(err, placement.ErrInvalid):
+		return http.StatusBadRequest, "invalid_request"
 	case errors.Is(err, config.ErrInvalid), errors.Is(err, discovery.ErrBadRequest):
 		return http.StatusBadRequest, "invalid_request"
 	case errors.Is(err, providers.ErrUnavailable):

@@ -23,6 +23,7 @@ import (
 	"github.com/toposcope/toposcope/internal/discovery"
 	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/placement"
 )
 
 // Deps are the router's dependencies.
@@ -46,6 +47,9 @@ type Deps struct {
 	Tokens *Tokens
 	// Config is the server section (body limit, timeouts).
 	Config config.Server
+	// Placement holds the budgets and ledger of the placement endpoints
+	// (in memory); an empty store if nil.
+	Placement *placement.Store
 }
 
 type handlers struct {
@@ -65,6 +69,9 @@ func New(d Deps) (*gin.Engine, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Placement == nil {
+		d.Placement = placement.NewStore()
 	}
 	h := &handlers{Deps: d, log: d.Logger.With("component", "http"), tokens: d.Tokens}
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -111,6 +118,13 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1.GET("/runs", read, h.runs)
 	v1.GET("/status", read, h.status)
 	v1.POST("/discover", write, h.discover)
+	v1.POST("/placements", read, h.placements)
+	v1.GET("/fairshare", read, h.fairshare)
+	v1.GET("/capacity", read, h.capacity)
+	v1.GET("/ledger", read, h.ledger)
+	v1.POST("/ledger", write, h.appendLedger)
+	v1.GET("/budgets", read, h.budgets)
+	v1.PUT("/budgets", write, h.putBudgets)
 }
 
 // observe records latency by route template (bounded labels) and logs

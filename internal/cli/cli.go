@@ -112,6 +112,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newServeCmd(env, opts),
 		newModelCmd(env),
 		newModelsCmd(env),
+		newPlaceCmd(env),
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),

@@ -1,0 +1,279 @@
+package placement
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// group is a domain (kind 'd'), a switch subtree ('s') or the cluster ('c').
+type group struct {
+	kind byte
+	idx  int
+	cap  int
+}
+
+// candidates appends the best candidates of one class.
+func (p *planner) candidates(class int, out *[]Candidate) {
+	p.capacities(class)
+	c := p.c
+	swCap := make([]int, len(c.switches))
+	total := 0
+	for i, v := range p.nodeCap {
+		total += v
+		if l := c.nodes[i].leaf; l >= 0 {
+			swCap[l] += v
+		}
+	}
+	if total < p.need {
+		return
+	}
+	for i := range c.switches {
+		if par := c.switches[i].parent; par >= 0 {
+			swCap[par] += swCap[i]
+		}
+	}
+	p.swCap, p.total = swCap, total
+	var groups []group
+	pick := func(gs []group) {
+		slices.SortStableFunc(gs, func(a, b group) int { return cmp.Compare(a.cap, b.cap) })
+		groups = append(groups, gs[:min(len(gs), p.cfg.MaxCandidates)]...)
+	}
+	scoped := p.req.Within != ScopeNone
+	if p.req.Within == ScopeDomain || !scoped {
+		var gs []group
+		for d, nodes := range c.domains {
+			v := 0
+			for _, ni := range nodes {
+				v += p.nodeCap[ni]
+			}
+			if v >= p.need {
+				gs = append(gs, group{'d', d, v})
+			}
+		}
+		pick(gs)
+	}
+	hmin := -1
+	if !scoped || !p.req.Required || p.req.Within == ScopeLeaf {
+		byLevel := map[int][]group{}
+		maxLevel := -1
+		for i := range c.switches {
+			if swCap[i] >= p.need {
+				l := c.switches[i].level
+				byLevel[l] = append(byLevel[l], group{'s', i, swCap[i]})
+				maxLevel = max(maxLevel, l)
+			}
+		}
+		found := 0
+		for l := 0; l <= maxLevel && found < p.cfg.MaxCandidates; l++ {
+			if p.req.Within == ScopeLeaf && p.req.Required && l > 0 {
+				break
+			}
+			if len(byLevel[l]) > 0 {
+				if hmin < 0 {
+					hmin = l
+				}
+				found += min(len(byLevel[l]), p.cfg.MaxCandidates)
+				pick(byLevel[l])
+			}
+		}
+		if maxLevel < 0 && (p.req.Within != ScopeLeaf || !p.req.Required) {
+			groups = append(groups, group{'c', -1, total})
+			hmin = c.depth
+		}
+	}
+	if hmin < 0 {
+		hmin = 0
+	}
+	for _, g := range groups {
+		takes := p.fill(g, swCap)
+		if takes == nil {
+			continue
+		}
+		key := nodeSetKey(takes)
+		if p.seen[key] {
+			continue
+		}
+		cand := p.explain(class, g, takes, hmin)
+		if class > 0 && len(cand.Victims) == 0 {
+			continue // the same as a free candidate
+		}
+		if class == 2 && cand.Scores.WaitSeconds == 0 {
+			continue // the same as a reclaim-now candidate
+		}
+		p.seen[key] = true
+		*out = append(*out, cand)
+	}
+}
+
+// fill returns GPUs taken per node index (a full-length slice) or nil.
+func (p *planner) fill(g group, swCap []int) []int {
+	takes := make([]int, len(p.c.nodes))
+	switch g.kind {
+	case 'd':
+		p.fillNodes(p.c.domains[g.idx], p.need, takes)
+	case 's':
+		p.fillSwitch(g.idx, p.need, swCap, takes)
+	default:
+		var roots, loose []int
+		for i := range p.c.switches {
+			if p.c.switches[i].parent < 0 {
+				roots = append(roots, i)
+			}
+		}
+		for i := range p.c.nodes {
+			if p.c.nodes[i].leaf < 0 {
+				loose = append(loose, i)
+			}
+		}
+		caps := make([]int, 0, len(roots)+1)
+		for _, r := range roots {
+			caps = append(caps, swCap[r])
+		}
+		lv := 0
+		for _, ni := range loose {
+			lv += p.nodeCap[ni]
+		}
+		caps = append(caps, lv)
+		split := BestFit(caps, p.need)
+		if split == nil {
+			return nil
+		}
+		for k, r := range roots {
+			p.fillSwitch(r, split[k], swCap, takes)
+		}
+		p.fillNodes(loose, split[len(roots)], takes)
+	}
+	return takes
+}
+
+// fillSwitch best-fits need over child switches and, under a leaf, over
+// the leaf's accelerator domains, then nodes.
+func (p *planner) fillSwitch(si, need int, swCap []int, takes []int) {
+	if need <= 0 {
+		return
+	}
+	s := &p.c.switches[si]
+	if len(s.children) > 0 {
+		caps := make([]int, len(s.children))
+		for k, ch := range s.children {
+			caps[k] = swCap[ch]
+		}
+		for k, v := range BestFit(caps, need) {
+			p.fillSwitch(s.children[k], v, swCap, takes)
+		}
+		return
+	}
+	var order []int // domain indexes in first-seen order
+	parts := map[int][]int{}
+	for _, ni := range s.nodes {
+		d := p.c.nodes[ni].domain
+		if _, ok := parts[d]; !ok {
+			order = append(order, d)
+		}
+		parts[d] = append(parts[d], ni)
+	}
+	caps := make([]int, len(order))
+	for k, d := range order {
+		for _, ni := range parts[d] {
+			caps[k] += p.nodeCap[ni]
+		}
+	}
+	for k, v := range BestFit(caps, need) {
+		p.fillNodes(parts[order[k]], v, takes)
+	}
+}
+
+func (p *planner) fillNodes(nodes []int, need int, takes []int) {
+	caps := make([]int, len(nodes))
+	for k, ni := range nodes {
+		caps[k] = p.nodeCap[ni]
+	}
+	for k, v := range BestFit(caps, need) {
+		takes[nodes[k]] += v
+	}
+}
+
+// explain picks victims and scores a filled candidate.
+func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
+	c := p.c
+	cand := Candidate{Class: classNames[class], Victims: []Victim{}}
+	var set []int
+	extra := map[int]int{}
+	chosen := map[int]bool{}
+	leaves, doms, leafTaken := map[int]bool{}, map[int]bool{}, map[int]int{}
+	broken, loose := 0, false
+	limit := c.now.UnixNano()
+	if class == 2 {
+		limit += int64(p.cfg.Horizon)
+	}
+	var wait time.Duration
+	for ni, t := range takes {
+		if t == 0 {
+			continue
+		}
+		n := &c.nodes[ni]
+		set = append(set, ni)
+		cand.Nodes = append(cand.Nodes, NodeTake{Node: n.name, GPUs: t})
+		leaves[n.leaf] = true
+		leafTaken[n.leaf] += min(t, n.gpus-n.used)
+		loose = loose || n.domain < 0
+		if n.domain >= 0 {
+			if !doms[n.domain] && p.freeDoms[n.domain] {
+				broken++
+			}
+			doms[n.domain] = true
+		}
+		short := t - (n.gpus - n.used) - extra[ni]
+		if short <= 0 {
+			continue
+		}
+		for _, h := range p.victimOrder(n.hold, limit) {
+			if short <= 0 {
+				break
+			}
+			if chosen[h.rec] {
+				continue
+			}
+			chosen[h.rec] = true
+			r := &c.records[h.rec]
+			for _, on := range c.recNodes[h.rec] {
+				extra[on.rec] += on.gpus
+			}
+			short -= h.gpus
+			v := Victim{Workload: r.Workload, Account: r.Account, GPUs: r.GPUs, Allocated: r.Allocated,
+				ProtectedUntil: r.ProtectedUntil(p.cfg.MinRuntimeCap), Reason: p.reason(h.rec),
+				LostGPUSeconds: float64(r.GPUs) * c.now.Sub(r.Start).Seconds()}
+			cand.Victims = append(cand.Victims, v)
+			cand.Scores.Preemption += v.LostGPUSeconds
+			wait = max(wait, time.Unix(0, p.avail[h.rec]).Sub(c.now))
+		}
+	}
+	sc := &cand.Scores
+	sc.WaitSeconds = wait.Seconds()
+	sc.Leaves, sc.Domains = len(leaves), len(doms)
+	lca := c.lca(set)
+	sc.LCALevel, sc.Residual = c.depth, 0
+	capTotal := c.gpus
+	if lca >= 0 {
+		sc.LCALevel, sc.LCASwitch, capTotal = c.switches[lca].level, c.switches[lca].id, c.swTotal[lca]
+	}
+	cand.Group = c.groupName(g)
+	sc.Residual = p.groupFree(lca) - p.need
+	sc.SFrag = 1 - float64(max(0, sc.Residual))/float64(max(1, capTotal))
+	for _, f := range p.freeDoms {
+		if f {
+			sc.FreeBefore++
+		}
+	}
+	sc.FreeAfter = sc.FreeBefore - broken
+	sc.SKeep = 1
+	if sc.FreeBefore > 0 {
+		sc.SKeep = float64(sc.FreeAfter) / float64(sc.FreeBefore)
+	}
+	for l, free := range p.leafFree {
+		sc.LargestFreeLeaf = max(sc.LargestFreeLeaf, free-leafTaken[l])
+	}
+	p.finish(&cand, hmin, loose)
+	return cand
+}

@@ -1,0 +1,167 @@
+package placement
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/toposcope/toposcope/topology"
+)
+
+// holding is one running workload's GPUs on one node.
+type holding struct {
+	rec  int
+	gpus int
+}
+
+type cnode struct {
+	name   string
+	gpus   int
+	used   int
+	leaf   int // switch index; -1 if none
+	domain int // domain index; -1 if none
+	hold   []holding
+}
+
+type cswitch struct {
+	id       string
+	level    int
+	parent   int
+	children []int
+	nodes    []int
+}
+
+// Cluster is the occupancy of a topology at one instant: which running
+// records hold which GPUs. Build it once per ledger change and rank many
+// requests on it.
+type Cluster struct {
+	now      time.Time
+	records  []Record
+	nodes    []cnode
+	switches []cswitch
+	domains  [][]int
+	domainID []string
+	depth    int
+	gpus     int
+	recNodes map[int][]holding // per record: (node index in rec, GPUs)
+	running  []int             // indexes of records placed on nodes
+	swTotal  []int             // GPUs under each switch
+}
+
+// NewCluster places the running records (those with Nodes) on g at now.
+// A record naming an unknown node, or overfilling a node, is an error
+// wrapping ErrInvalid.
+func NewCluster(g *topology.Graph, records []Record, now time.Time) (*Cluster, error) {
+	c := &Cluster{now: now, records: records, depth: g.Depth(), recNodes: map[int][]holding{}}
+	nodeIdx := make(map[string]int, len(g.Nodes()))
+	swIdx := make(map[string]int, len(g.Switches()))
+	for i, s := range g.Switches() {
+		swIdx[s.ID] = i
+	}
+	for _, s := range g.Switches() {
+		cs := cswitch{id: s.ID, level: s.Level, parent: -1}
+		if s.Parent != "" {
+			cs.parent = swIdx[s.Parent]
+		}
+		for _, ch := range s.Children {
+			cs.children = append(cs.children, swIdx[ch])
+		}
+		c.switches = append(c.switches, cs)
+	}
+	domIdx := map[string]int{}
+	for i, d := range g.Domains() {
+		domIdx[d.ID] = i
+		c.domainID = append(c.domainID, d.ID)
+		c.domains = append(c.domains, make([]int, 0, len(d.Nodes)))
+	}
+	for i, n := range g.Nodes() {
+		cn := cnode{name: n.Name, gpus: n.GPUs, leaf: -1, domain: -1}
+		if n.Leaf != "" {
+			cn.leaf = swIdx[n.Leaf]
+			c.switches[cn.leaf].nodes = append(c.switches[cn.leaf].nodes, i)
+		}
+		if n.Domain != "" {
+			cn.domain = domIdx[n.Domain]
+			c.domains[cn.domain] = append(c.domains[cn.domain], i)
+		}
+		nodeIdx[n.Name] = i
+		c.nodes = append(c.nodes, cn)
+		c.gpus += n.GPUs
+	}
+	c.swTotal = make([]int, len(c.switches))
+	for i := range c.nodes {
+		if l := c.nodes[i].leaf; l >= 0 {
+			c.swTotal[l] += c.nodes[i].gpus
+		}
+	}
+	for i := range c.switches {
+		if p := c.switches[i].parent; p >= 0 {
+			c.swTotal[p] += c.swTotal[i]
+		}
+	}
+	for ri := range records {
+		r := &records[ri]
+		if len(r.Nodes) == 0 || !r.Running(now) {
+			continue
+		}
+		per, extra := r.GPUs/len(r.Nodes), r.GPUs%len(r.Nodes)
+		for k, name := range r.Nodes {
+			ni, ok := nodeIdx[name]
+			if !ok {
+				return nil, fmt.Errorf("%w: record %q: unknown node %q", ErrInvalid, r.Workload, name)
+			}
+			g := per
+			if k < extra {
+				g++
+			}
+			n := &c.nodes[ni]
+			if n.used+g > n.gpus {
+				return nil, fmt.Errorf("%w: record %q: node %q has %d GPUs, %d already held", ErrInvalid, r.Workload, name, n.gpus, n.used)
+			}
+			n.used += g
+			n.hold = append(n.hold, holding{rec: ri, gpus: g})
+			c.recNodes[ri] = append(c.recNodes[ri], holding{rec: ni, gpus: g})
+		}
+		c.running = append(c.running, ri)
+	}
+	return c, nil
+}
+
+// GPUs returns the cluster's total GPUs.
+func (c *Cluster) GPUs() int { return c.gpus }
+
+// FreeGPUs returns the GPUs no running record holds.
+func (c *Cluster) FreeGPUs() int {
+	free := 0
+	for i := range c.nodes {
+		free += c.nodes[i].gpus - c.nodes[i].used
+	}
+	return free
+}
+
+// lca returns the lowest common switch of the nodes (-1: none).
+func (c *Cluster) lca(nodes []int) int {
+	cur := -1
+	for k, ni := range nodes {
+		s := c.nodes[ni].leaf
+		if s < 0 {
+			return -1
+		}
+		if k == 0 {
+			cur = s
+			continue
+		}
+		for cur >= 0 && s >= 0 && cur != s {
+			lc, ls := c.switches[cur].level, c.switches[s].level
+			if lc <= ls {
+				cur = c.switches[cur].parent
+			}
+			if ls <= lc {
+				s = c.switches[s].parent
+			}
+		}
+		if cur < 0 || cur != s {
+			return -1
+		}
+	}
+	return cur
+}

@@ -1,0 +1,272 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Candidate classes, in rank order.
+const (
+	ClassFree    = "free"
+	ClassReclaim = "free+reclaimable"
+	ClassHorizon = "reclaimable-within-horizon"
+)
+
+var classNames = [...]string{ClassFree, ClassReclaim, ClassHorizon}
+
+// Victim is a running workload a candidate preempts.
+type Victim struct {
+	Workload       string    `json:"workload"`
+	Account        string    `json:"account"`
+	GPUs           int       `json:"gpus"`
+	Allocated      bool      `json:"allocated"`
+	ProtectedUntil time.Time `json:"protectedUntil"`
+	// LostGPUSeconds is GPUs × time run so far (no checkpoint known).
+	LostGPUSeconds float64 `json:"lostGPUSeconds"`
+	// Reason says why the workload may be preempted.
+	Reason string `json:"reason"`
+}
+
+// NodeTake is the GPUs a candidate uses on one node.
+type NodeTake struct {
+	Node string `json:"node"`
+	GPUs int    `json:"gpus"`
+}
+
+// Scores are a candidate's component scores (fairshare.md §9.4).
+type Scores struct {
+	LCALevel   int    `json:"lcaLevel"`
+	LCASwitch  string `json:"lcaSwitch,omitempty"`
+	Leaves     int    `json:"leavesSpanned"`
+	Domains    int    `json:"domainsSpanned"`
+	Residual   int    `json:"residualFree"`
+	FreeBefore int    `json:"wholeFreeDomainsBefore"`
+	FreeAfter  int    `json:"wholeFreeDomainsAfter"`
+	// LargestFreeLeaf is the most free GPUs left under one leaf switch.
+	LargestFreeLeaf int     `json:"largestFreeLeafAfter"`
+	SLCA            float64 `json:"sLCA"`
+	SSpan           float64 `json:"sSpan"`
+	SDomains        float64 `json:"sDomains"`
+	SFrag           float64 `json:"sFrag"`
+	SKeep           float64 `json:"sKeep"`
+	Preemption      float64 `json:"preemptionGPUSeconds"`
+	WaitSeconds     float64 `json:"waitSeconds"`
+	Weighted        float64 `json:"weighted"`
+}
+
+// Candidate is one ranked node set with its explanation.
+type Candidate struct {
+	Rank         int        `json:"rank"`
+	Class        string     `json:"class"`
+	Group        string     `json:"group"`
+	PreferredMet bool       `json:"preferredMet"`
+	Nodes        []NodeTake `json:"nodes"`
+	Scores       Scores     `json:"scores"`
+	RankKey      []float64  `json:"rankKey"`
+	Victims      []Victim   `json:"victims"`
+}
+
+// Result is the answer to a Request.
+type Result struct {
+	Request    Request       `json:"request"`
+	Allocated  bool          `json:"allocated"`
+	MinRuntime time.Duration `json:"minRuntime"`
+	Standing   Standing      `json:"standing"`
+	After      Standing      `json:"standingAfter"`
+	Candidates []Candidate   `json:"candidates"`
+}
+
+// Place ranks candidate node sets for req on c, with standings st.
+func Place(c *Cluster, st *Standings, req Request, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	now, err := st.Of(req.Account)
+	if err != nil {
+		return nil, err
+	}
+	after, _ := st.With(req.Account, req.Total(), req.Duration, nil)
+	res := &Result{Request: req, MinRuntime: req.protected(&cfg), Standing: now, After: after}
+	res.Allocated = res.MinRuntime > 0
+	p := newPlanner(c, st, &req, &cfg, res.Allocated, after.Key)
+	for class := range classNames {
+		if class > 0 && !res.Allocated {
+			break // unallocated work takes free GPUs only
+		}
+		if class == 2 && cfg.Horizon == 0 {
+			break
+		}
+		p.candidates(class, &res.Candidates)
+	}
+	if len(res.Candidates) == 0 {
+		return res, fmt.Errorf("%w: %d GPUs for %q", ErrNoCandidate, req.Total(), req.Account)
+	}
+	p.rank(res.Candidates)
+	return res, nil
+}
+
+type planner struct {
+	c        *Cluster
+	st       *Standings
+	req      *Request
+	cfg      *Config
+	need     int
+	avail    []int64 // per record: UnixNano when preemptible; 0 if not eligible
+	keyAfter float64
+	keys     map[string]float64
+	nodeCap  []int
+	seen     map[string]bool
+	freeDoms []bool
+	leafFree map[int]int
+	swCap    []int
+	total    int
+}
+
+func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated bool, keyAfter float64) *planner {
+	p := &planner{c: c, st: st, req: req, cfg: cfg, need: req.Total(), avail: make([]int64, len(c.records)),
+		keyAfter: keyAfter, keys: map[string]float64{}, seen: map[string]bool{}, leafFree: map[int]int{}}
+	if allocated {
+		for _, ri := range c.running {
+			p.judge(ri)
+		}
+	}
+	p.freeDoms = make([]bool, len(c.domains))
+	for d, nodes := range c.domains {
+		p.freeDoms[d] = len(nodes) > 0
+		for _, ni := range nodes {
+			if c.nodes[ni].used > 0 {
+				p.freeDoms[d] = false
+				break
+			}
+		}
+	}
+	for i := range c.nodes {
+		if l := c.nodes[i].leaf; l >= 0 {
+			p.leafFree[l] += c.nodes[i].gpus - c.nodes[i].used
+		}
+	}
+	return p
+}
+
+// ownerKey returns the standing key of an account (-Inf: no budget).
+func (p *planner) ownerKey(acct string) (float64, bool) {
+	if k, ok := p.keys[acct]; ok {
+		return k, !math.IsInf(k, -1)
+	}
+	k := math.Inf(-1)
+	if s, err := p.st.Of(acct); err == nil {
+		k = s.Key
+	}
+	p.keys[acct] = k
+	return k, !math.IsInf(k, -1)
+}
+
+// judge applies fairshare.md §9.3 to one running record: it is eligible
+// if it is another account's and is unallocated, has no budget, or its
+// owner's key is below the requester's key after the job.
+func (p *planner) judge(ri int) {
+	r := &p.c.records[ri]
+	if r.Account == p.req.Account {
+		return
+	}
+	if r.Allocated {
+		if k, ok := p.ownerKey(r.Account); ok && !(p.keyAfter > k) {
+			return
+		}
+	}
+	avail := r.ProtectedUntil(p.cfg.MinRuntimeCap)
+	if avail.Before(p.c.now) {
+		avail = p.c.now
+	}
+	p.avail[ri] = avail.UnixNano()
+}
+
+// eligibleBy reports whether record ri may be preempted by limit.
+func (p *planner) eligibleBy(ri int, limit int64) bool {
+	at := p.avail[ri]
+	return at != 0 && at <= limit
+}
+
+// reason explains why record ri is a victim.
+func (p *planner) reason(ri int) string {
+	r := &p.c.records[ri]
+	prot := ""
+	if at := time.Unix(0, p.avail[ri]); at.After(p.c.now) {
+		prot = "; protected until " + at.UTC().Format(time.RFC3339)
+	}
+	if !r.Allocated {
+		return "unallocated (free, always preemptible)" + prot
+	}
+	k, ok := p.ownerKey(r.Account)
+	if !ok {
+		return "account has no budget" + prot
+	}
+	return fmt.Sprintf("allocated, past min runtime; owner %s %s key %.4g < requester's %.4g after the job%s",
+		r.Account, p.st.Mode, k, p.keyAfter, prot)
+}
+
+// capacities fills nodeCap for class: the GPUs the job may use per node.
+func (p *planner) capacities(class int) {
+	limit := p.c.now.UnixNano()
+	if class == 2 {
+		limit += int64(p.cfg.Horizon)
+	}
+	if p.nodeCap == nil {
+		p.nodeCap = make([]int, len(p.c.nodes))
+	}
+	for i := range p.c.nodes {
+		n := &p.c.nodes[i]
+		v := n.gpus - n.used
+		if class > 0 {
+			for _, h := range n.hold {
+				if p.eligibleBy(h.rec, limit) {
+					v += h.gpus
+				}
+			}
+		}
+		if g := p.req.GPUsPerNode; p.req.Nodes > 0 {
+			v = (v / g) * g
+			if v > g {
+				v = g
+			}
+		}
+		p.nodeCap[i] = v
+	}
+}
+
+// nodeSetKey identifies a node set for de-duplication.
+func nodeSetKey(takes []int) string {
+	var b strings.Builder
+	for i, t := range takes {
+		if t > 0 {
+			b.WriteString(strconv.Itoa(i))
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(t))
+			b.WriteByte(',')
+		}
+	}
+	return b.String()
+}
+
+// rank sorts candidates and numbers them.
+func (p *planner) rank(cands []Candidate) {
+	slices.SortStableFunc(cands, func(a, b Candidate) int {
+		if p.cfg.Ranking == RankWeighted {
+			if c := cmp.Compare(b.Scores.Weighted, a.Scores.Weighted); c != 0 {
+				return c
+			}
+		}
+		return cmp.Or(slices.Compare(a.RankKey, b.RankKey), cmp.Compare(a.Nodes[0].Node, b.Nodes[0].Node))
+	})
+	for i := range cands {
+		cands[i].Rank = i + 1
+	}
+}

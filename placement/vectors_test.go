@@ -1,0 +1,193 @@
+package placement
+
+import (
+	"math"
+	"os"
+	"testing"
+	"time"
+)
+
+func slurmTree(t *testing.T) *Tree {
+	t.Helper()
+	data, err := os.ReadFile("testdata/slurm-tree.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseBudgets(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTree(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// slurmUsage is the §2.4 usage: u1 0.2, u2 0.25, u4 0.25 (subtree sums).
+func slurmUsage(t *testing.T, tr *Tree) []float64 {
+	t.Helper()
+	own := make([]float64, len(tr.Accounts()))
+	for name, u := range map[string]float64{"u1": 0.2, "u2": 0.25, "u4": 0.25} {
+		i, _ := tr.Lookup(name)
+		own[i] = u
+	}
+	return subtreeUsage(tr, own)
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestVectorNormShares(t *testing.T) {
+	t.Parallel()
+	tr := slurmTree(t)
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{{"u1", 0.3}, {"u2", 0.05}, {"u3", 0.05}, {"u4", 0.25}, {"u5", 0.35}, {"A", 0.4}, {"D", 0.6}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			i, _ := tr.Lookup(tc.name)
+			if got := tr.Accounts()[i].Norm; !near(got, tc.want, 1e-12) {
+				t.Errorf("S(%s) = %v, want %v", tc.name, got, tc.want)
+			}
+		})
+	}
+}
+
+// Vector 9.6.1: Slurm classic factors to 1e-6, and effective usages.
+func TestVectorClassic(t *testing.T) {
+	t.Parallel()
+	tr := slurmTree(t)
+	ue, f := Classic(tr, slurmUsage(t, tr), 1)
+	for _, tc := range []struct {
+		name   string
+		ue, ff float64
+	}{
+		{"A", 0.45, -1}, {"D", 0.25, -1}, {"B", 0.3875, -1}, {"C", 0.3, -1}, {"E", 0.25, -1}, {"F", 0.145833, -1},
+		{"u1", 0.3875, 0.408479}, {"u2", 0.275, 0.022097}, {"u3", 0.15, 0.125000},
+		{"u4", 0.25, 0.500000}, {"u5", 0.145833, 0.749154},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			i, _ := tr.Lookup(tc.name)
+			if !near(ue[i], tc.ue, 1e-6) {
+				t.Errorf("U_E(%s) = %.7f, want %v", tc.name, ue[i], tc.ue)
+			}
+			if tc.ff >= 0 && !near(f[i], tc.ff, 1e-6) {
+				t.Errorf("F(%s) = %.7f, want %v", tc.name, f[i], tc.ff)
+			}
+		})
+	}
+}
+
+// Vector 9.6.2: Fair Tree LFs and ranks u5 > u4 > u1 > u3 > u2.
+func TestVectorFairTree(t *testing.T) {
+	t.Parallel()
+	tr := slurmTree(t)
+	lf := LevelFairShare(tr, slurmUsage(t, tr))
+	_, fs := FairTreeRanks(tr, lf)
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name   string
+		lf, fs float64
+	}{
+		{"A", 0.4 / (0.45 / 0.7), -1}, {"D", 1.68, -1}, {"B", 1.6875, -1}, {"C", 0.45, -1},
+		{"E", 0.25 / 0.6 / 1, -1}, {"F", inf, -1},
+		{"u5", inf, 1.0}, {"u4", 1, 0.8}, {"u1", 1, 0.6}, {"u3", inf, 0.4}, {"u2", 0.5, 0.2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			i, _ := tr.Lookup(tc.name)
+			if !(lf[i] == tc.lf || near(lf[i], tc.lf, 1e-4)) {
+				t.Errorf("LF(%s) = %v, want %v", tc.name, lf[i], tc.lf)
+			}
+			if tc.fs >= 0 && !near(fs[i], tc.fs, 1e-12) {
+				t.Errorf("FairShare(%s) = %v, want %v", tc.name, fs[i], tc.fs)
+			}
+		})
+	}
+}
+
+// Vector 9.6.3: exact decay is 0.5 at one half-life; Slurm's is 0.500073.
+func TestVectorDecay(t *testing.T) {
+	t.Parallel()
+	hl := 7 * 24 * time.Hour
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"exact", Decay(hl, hl), 0.5, 0},
+		{"slurm", SlurmDecay(hl, hl), 0.500073, 1e-6},
+		{"exact-two", Decay(2*hl, hl), 0.25, 1e-15},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if !near(tc.got, tc.want, tc.tol) {
+				t.Errorf("got %.9f, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+// Vectors 9.6.4–9.6.6: Kueue AFS alpha, Kueue DRS, KAI shares.
+func TestVectorPeers(t *testing.T) {
+	t.Parallel()
+	alpha := EntryPenalty(5*time.Minute, 168*time.Hour)
+	drs, weighted := DRS(8, 32, 2)
+	tests := []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"afs-alpha", alpha, 3.4376e-4, 5e-9},
+		{"afs-penalty-4gpu", 4 * alpha, 4 * 3.4376e-4, 2e-8},
+		{"drs", drs, 250, 0},
+		{"drs-weighted", weighted, 125, 0},
+		{"kai-norm-24gpuh", 24.0 / (10 * 10), 0.24, 1e-15},
+	}
+	for i, v := range []struct{ u, p0, p1 float64 }{{0.5, 1.0 / 3, 2.0 / 3}, {1, 0, 1}, {0.25, 3.0 / 7, 4.0 / 7}} {
+		p := KAIShares([]float64{0.5, 0.5}, []float64{v.u, 0}, 1)
+		tests = append(tests,
+			struct {
+				name      string
+				got, want float64
+				tol       float64
+			}{name: "kai-p0-" + string(rune('a'+i)), got: p[0], want: v.p0, tol: 1e-12},
+			struct {
+				name      string
+				got, want float64
+				tol       float64
+			}{name: "kai-p1-" + string(rune('a'+i)), got: p[1], want: v.p1, tol: 1e-12})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if !near(tc.got, tc.want, tc.tol) {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+// Vector 9.6.13: 8 h 1 min is clamped to 8 h; min runtime 0 is unprotected.
+func TestVectorProtection(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		r    Record
+		want time.Time
+	}{
+		{"clamped", Record{Start: start, MinRuntime: 8*time.Hour + time.Minute, Allocated: true}, start.Add(8 * time.Hour)},
+		{"unallocated", Record{Start: start}, start},
+		{"debug", Record{Start: start, MinRuntime: 15 * time.Minute, Allocated: true}, start.Add(15 * time.Minute)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.r.ProtectedUntil(8 * time.Hour); !got.Equal(tc.want) {
+				t.Errorf("ProtectedUntil = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toposcope/toposcope/internal/discovery"
+	"github.com/toposcope/toposcope/placement"
+)
+
+// placementRequest is the body of POST /v1/placements: a request plus
+// optional overrides of the standing mode and ranking.
+type placementRequest struct {
+	placement.Request
+	Mode    placement.Mode    `json:"mode,omitempty"`
+	Ranking placement.Ranking `json:"ranking,omitempty"`
+}
+
+// placementState builds the cluster and standings for the current
+// topology and the in-memory ledger.
+func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ...string) (*placement.Cluster, *placement.Standings, bool) {
+	st, ok := h.current(c)
+	if !ok {
+		return nil, nil, false
+	}
+	tree, recs, err := h.Placement.Snapshot(extra...)
+	if err != nil {
+		h.fail(c, err)
+		return nil, nil, false
+	}
+	now := h.Now()
+	cl, err := placement.NewCluster(st.Graph, recs, now)
+	if err != nil {
+		h.fail(c, err)
+		return nil, nil, false
+	}
+	stand, err := placement.Compute(tree, recs, now, cl.GPUs(), cfg)
+	if err != nil {
+		h.fail(c, err)
+		return nil, nil, false
+	}
+	return cl, stand, true
+}
+
+// placements answers POST /v1/placements with ranked, explained candidates.
+func (h *handlers) placements(c *gin.Context) {
+	var req placementRequest
+	if err := c.ShouldBindJSON(&req); err != nil {
+		h.fail(c, &discovery.RequestError{Field: "body", Err: err})
+		return
+	}
+	cfg := placement.DefaultConfig()
+	if req.Mode != "" {
+		cfg.Mode = req.Mode
+	}
+	if req.Ranking != "" {
+		cfg.Ranking = req.Ranking
+	}
+	cl, st, ok := h.placementState(c, cfg)
+	if !ok {
+		return
+	}
+	res, err := placement.Place(cl, st, req.Request, cfg)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+// fairshare answers GET /v1/fairshare?mode= with the standings tree.
+func (h *handlers) fairshare(c *gin.Context) {
+	cfg := placement.DefaultConfig()
+	if m := c.Query("mode"); m != "" {
+		cfg.Mode = placement.Mode(m)
+		if err := cfg.Validate(); err != nil {
+			h.fail(c, badParam("mode", err.Error()))
+			return
+		}
+	}
+	if _, st, ok := h.placementState(c, cfg); ok {
+		c.JSON(http.StatusOK, st)
+	}
+}
+
+// capacity answers GET /v1/capacity.
+func (h *handlers) capacity(c *gin.Context) {
+	cfg := placement.DefaultConfig()
+	if cl, _, ok := h.placementState(c, cfg); ok {
+		c.JSON(http.StatusOK, cl.Capacity(cfg))
+	}
+}
+
+// ledger answers GET /v1/ledger with every record.
+func (h *handlers) ledger(c *gin.Context) {
+	_, recs, err := h.Placement.Snapshot()
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, placement.Ledger{Records: recs})
+}
+
+// appendLedger answers POST /v1/ledger: {"records": [...]} is appended.
+func (h *handlers) appendLedger(c *gin.Context) {
+	var l placement.Ledger
+	if err := c.ShouldBindJSON(&l); err != nil {
+		h.fail(c, &discovery.RequestError{Field: "body", Err: err})
+		return
+	}
+	if err := h.Placement.Append(l.Records); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"appended": len(l.Records), "at": h.Now().UTC().Format(time.RFC3339)})
+}
+
+// budgets answers GET /v1/budgets with the account tree.
+func (h *handlers) budgets(c *gin.Context) {
+	tree, _, err := h.Placement.Snapshot()
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, tree.Budgets())
+}
+
+// putBudgets answers PUT /v1/budgets: the tree is replaced.
+func (h *handlers) putBudgets(c *gin.Context) {
+	var b placement.Budgets
+	if err := c.ShouldBindJSON(&b); err != nil {
+		h.fail(c, &discovery.RequestError{Field: "body", Err: err})
+		return
+	}
+	if err := h.Placement.SetBudgets(&b); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, &b)
+}

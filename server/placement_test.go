@@ -1,0 +1,53 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/toposcope/toposcope/placement"
+)
+
+func TestPlacementEndpoints(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	if w := s.do("POST", "/v1/placements", `{"account":"a","gpus":8}`); w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("before discovery: %d %s", w.Code, w.Body)
+	}
+	s.discover()
+	steps := []struct {
+		name, method, path, body string
+		code                     int
+		want                     string
+	}{
+		{"budgets", "PUT", "/v1/budgets", `{"accounts":[{"name":"a","shares":3},{"name":"b"}]}`, 200, `"shares":1`},
+		{"bad budgets", "PUT", "/v1/budgets", `{"accounts":[{"name":"a"},{"name":"a"}]}`, 400, "duplicate"},
+		{"get budgets", "GET", "/v1/budgets", "", 200, `"name":"a"`},
+		{"ledger", "POST", "/v1/ledger", `{"records":[{"account":"b","workload":"w1","gpus":8,"nodes":["gpu001"],"start":"2000-01-01T00:00:00Z"}]}`, 200, `"appended":1`},
+		{"bad ledger", "POST", "/v1/ledger", `{"records":[{"account":"b","gpus":0,"start":"2000-01-01T00:00:00Z"}]}`, 400, "gpus"},
+		{"get ledger", "GET", "/v1/ledger", "", 200, `"workload":"w1"`},
+		{"place", "POST", "/v1/placements", `{"account":"a","gpus":16,"minRuntime":3600000000000}`, 200, `"rankKey"`},
+		{"unknown account", "POST", "/v1/placements", `{"account":"zz","gpus":8}`, 404, "unknown_account"},
+		{"invalid request", "POST", "/v1/placements", `{"account":"a"}`, 400, "invalid_request"},
+		{"no candidate", "POST", "/v1/placements", `{"account":"a","gpus":100000}`, 422, "no_candidate"},
+		{"fairshare", "GET", "/v1/fairshare", "", 200, `"fairShare"`},
+		{"fairshare classic", "GET", "/v1/fairshare?mode=classic", "", 200, `"mode":"classic"`},
+		{"fairshare bad mode", "GET", "/v1/fairshare?mode=nope", "", 400, "mode"},
+		{"capacity", "GET", "/v1/capacity", "", 200, `"largestFreePerLevel"`},
+	}
+	for _, st := range steps { // sequential: later steps depend on earlier ones
+		w := s.do(st.method, st.path, st.body, "Content-Type", "application/json")
+		if w.Code != st.code || !strings.Contains(w.Body.String(), st.want) {
+			t.Errorf("%s: %d %s; want %d containing %q", st.name, w.Code, w.Body, st.code, st.want)
+		}
+	}
+	w := s.do("GET", "/v1/capacity", "")
+	var rep placement.CapacityReport
+	if err := json.Unmarshal(w.Body.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.GPUs-rep.Free != 8 {
+		t.Errorf("capacity: %d GPUs, %d free; want 8 held", rep.GPUs, rep.Free)
+	}
+}
