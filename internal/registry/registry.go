@@ -16,21 +16,31 @@ import (
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/infiniband"
+	pk8slabels "github.com/toposcope/toposcope/providers/k8slabels"
+	"github.com/toposcope/toposcope/providers/merge"
 	"github.com/toposcope/toposcope/providers/netq"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/providers/ufm"
 )
 
-// Providers returns the factory of every provider, in listing order.
+// Providers returns the factory of every provider, in listing order. The
+// merge provider builds its sources through this same list.
 func Providers() []providers.Factory {
-	return []providers.Factory{
+	var all []providers.Factory
+	lookup := func(name string) (providers.Factory, error) {
+		return find("provider", all, name, func(f providers.Factory) string { return f.Name })
+	}
+	all = []providers.Factory{
 		sim.NewFactory(),
 		infiniband.NewFactory(),
 		ufm.NewFactory(),
 		netq.NewFactory(),
 		nvlink.NewFactory(),
+		pk8slabels.NewFactory(),
+		merge.NewFactory(lookup),
 	}
+	return all
 }
 
 // Engines returns the factory of every engine, in listing order.
