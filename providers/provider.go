@@ -5,7 +5,10 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -31,7 +34,55 @@ type NodeRef struct {
 // reports every node it can see.
 type Request struct {
 	Nodes []NodeRef `json:"nodes,omitempty"`
+	// Credentials are the caller's credentials for the provider's source,
+	// if the request carried any. They are never marshalled or printed.
+	Credentials Credentials `json:"-"`
 }
+
+// Credentials are provider credentials passed with a request (key to
+// value, e.g. "accessKeyId"). They print, log and marshal as
+// "[redacted]"; only Get reveals a value.
+type Credentials struct {
+	values map[string]string
+}
+
+// NewCredentials returns credentials holding a copy of values.
+func NewCredentials(values map[string]string) Credentials {
+	if len(values) == 0 {
+		return Credentials{}
+	}
+	return Credentials{values: maps.Clone(values)}
+}
+
+// Get returns the value of key and whether it is set and not empty.
+func (c Credentials) Get(key string) (string, bool) {
+	v := c.values[key]
+	return v, v != ""
+}
+
+// Len returns the number of credential keys.
+func (c Credentials) Len() int { return len(c.values) }
+
+// Keys returns the credential keys, sorted (keys are not secret).
+func (c Credentials) Keys() []string { return slices.Sorted(maps.Keys(c.values)) }
+
+// String implements fmt.Stringer without revealing anything.
+func (c Credentials) String() string { return "[redacted]" }
+
+// GoString implements fmt.GoStringer without revealing anything.
+func (c Credentials) GoString() string { return "[redacted]" }
+
+// Format implements fmt.Formatter: every verb prints "[redacted]".
+func (c Credentials) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte("[redacted]")) }
+
+// LogValue implements slog.LogValuer without revealing anything.
+func (c Credentials) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalJSON writes "[redacted]".
+func (c Credentials) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// MarshalText writes "[redacted]" (YAML and other text encoders).
+func (c Credentials) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
 
 // Provider discovers the topology of a cluster.
 type Provider interface {

@@ -87,7 +87,30 @@ func (r *GenerateRequest) DiscoveryRequest() providers.Request {
 		}
 	}
 	slices.SortFunc(refs, func(a, b providers.NodeRef) int { return strings.Compare(a.Name, b.Name) })
-	return providers.Request{Nodes: refs}
+	return providers.Request{Nodes: refs, Credentials: r.Creds.providerCredentials()}
+}
+
+// providerCredentials converts the credentials for the provider: a JSON
+// string becomes its value, anything else its compact JSON text.
+func (c Credentials) providerCredentials() providers.Credentials {
+	if len(c.values) == 0 {
+		return providers.Credentials{}
+	}
+	out := make(map[string]string, len(c.values))
+	for k, raw := range c.values {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			out[k] = s
+			continue
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			out[k] = string(raw)
+			continue
+		}
+		out[k] = buf.String()
+	}
+	return providers.NewCredentials(out)
 }
 
 // DecodeGenerateRequest strictly decodes a request body: one JSON object

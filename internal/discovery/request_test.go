@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -145,4 +146,45 @@ func FuzzParseGenerateRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCredentialsReachTheProvider(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		want       map[string]string
+	}{
+		{"none", `{"provider":{"name":"aws"}}`, nil},
+		{"strings", `{"provider":{"name":"aws","creds":{"accessKeyId":"AKIDSECRET1","secretAccessKey":"s3cr3t-value"}}}`,
+			map[string]string{"accessKeyId": "AKIDSECRET1", "secretAccessKey": "s3cr3t-value"}},
+		{"non-string", `{"provider":{"name":"aws","creds":{"n":12, "o":{"a": "b"}}}}`,
+			map[string]string{"n": "12", "o": `{"a":"b"}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := discovery.ParseGenerateRequest([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dr := req.DiscoveryRequest()
+			if dr.Credentials.Len() != len(tt.want) {
+				t.Fatalf("got %d credentials, want %d", dr.Credentials.Len(), len(tt.want))
+			}
+			for k, v := range tt.want {
+				if got, ok := dr.Credentials.Get(k); !ok || got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+			var b strings.Builder
+			slog.New(slog.NewJSONHandler(&b, nil)).Info("x", "req", dr, "creds", dr.Credentials)
+			js, _ := json.Marshal(dr)
+			out := b.String() + string(js) + fmt.Sprintf("%v %+v %#v %s %q", dr, dr, dr, dr.Credentials, dr.Credentials)
+			for _, secret := range []string{"AKIDSECRET1", "s3cr3t-value"} {
+				if strings.Contains(out, secret) {
+					t.Errorf("credential printed: %s", out)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,62 @@
+package cloudsim
+
+import (
+	"net/http"
+	"strings"
+)
+
+// IMDS emulates the metadata services of AWS (IMDSv2: PUT
+// /latest/api/token, then GETs with the token), GCP (Metadata-Flavor:
+// Google) and OCI (/opc/v2 with Authorization: Bearer Oracle) for one
+// instance.
+type IMDS struct {
+	// InstanceID, Name, Region and Zone are what the services answer.
+	InstanceID, Name, Region, Zone string
+	// GCPProjectNumber prefixes the GCP zone (projects/<n>/zones/<zone>).
+	GCPProjectNumber string
+}
+
+// imdsToken is the IMDSv2 session token the emulator hands out.
+const imdsToken = "sim-imds-token"
+
+// ServeHTTP implements http.Handler.
+func (m *IMDS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	var v string
+	ok := false
+	switch {
+	case p == "/latest/api/token":
+		if r.Method != http.MethodPut || r.Header.Get("X-Aws-Ec2-Metadata-Token-Ttl-Seconds") == "" {
+			http.Error(w, "want PUT with a TTL", http.StatusBadRequest)
+			return
+		}
+		v, ok = imdsToken, true
+	case strings.HasPrefix(p, "/latest/meta-data/"):
+		if r.Header.Get("X-Aws-Ec2-Metadata-Token") != imdsToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		v, ok = map[string]string{"instance-id": m.InstanceID, "placement/region": m.Region,
+			"placement/availability-zone": m.Zone}[strings.TrimPrefix(p, "/latest/meta-data/")]
+	case strings.HasPrefix(p, "/computeMetadata/v1/instance/"):
+		if r.Header.Get("Metadata-Flavor") != "Google" {
+			http.Error(w, "Missing Metadata-Flavor:Google header", http.StatusForbidden)
+			return
+		}
+		v, ok = map[string]string{"id": m.InstanceID, "name": m.Name,
+			"zone": "projects/" + m.GCPProjectNumber + "/zones/" + m.Zone}[strings.TrimPrefix(p, "/computeMetadata/v1/instance/")]
+	case strings.HasPrefix(p, "/opc/v2/instance/"):
+		if r.Header.Get("Authorization") != "Bearer Oracle" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		v, ok = map[string]string{"id": m.InstanceID, "region": m.Region,
+			"displayName": m.Name}[strings.TrimPrefix(p, "/opc/v2/instance/")]
+	}
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte(v))
+}

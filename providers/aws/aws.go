@@ -1,0 +1,209 @@
+// Package aws is the AWS provider: it reads EC2 DescribeInstanceTopology
+// (by instance ID, at most 100 per call, or paged over the region) with
+// the aws-sdk-go-v2 EC2 client. NetworkNodes (root first in the API)
+// become the switch path, closest first; CapacityBlockId (UltraServers)
+// becomes the accelerator domain. Instances the API omits or returns
+// without NetworkNodes are kept unplaced and reported; a failed page fails
+// the discovery. Throttling (RequestLimitExceeded) and 5xx are retried by
+// the SDK's standard retryer with capped, jittered exponential backoff.
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/smithy-go"
+
+	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/internal/metadata"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Name is the provider's registered name.
+const Name = "aws"
+
+// ErrRepeatedToken means EC2 handed out a page token already used.
+var ErrRepeatedToken = errors.New("repeated page token")
+
+// ErrAuth means EC2 refused the credentials or the permission.
+var ErrAuth = errors.New("EC2 refused the credentials")
+
+// API is the part of the EC2 client the provider uses.
+type API interface {
+	DescribeInstanceTopology(ctx context.Context, in *ec2.DescribeInstanceTopologyInput,
+		optFns ...func(*ec2.Options)) (*ec2.DescribeInstanceTopologyOutput, error)
+}
+
+// Provider discovers topology from EC2.
+type Provider struct {
+	cfg       Config
+	api       API
+	log       *slog.Logger
+	getenv    func(string) string
+	fileCreds *awssdk.Credentials
+	mapping   metadata.Mapping
+}
+
+// Option customizes a Provider.
+type Option func(*Provider)
+
+// WithAPI replaces the EC2 client (tests).
+func WithAPI(api API) Option { return func(p *Provider) { p.api = api } }
+
+// WithGetenv replaces os.Getenv for the environment credentials.
+func WithGetenv(f func(string) string) Option { return func(p *Provider) { p.getenv = f } }
+
+// New validates cfg, reads its credentials file, and returns the provider.
+func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	deps = deps.WithDefaults()
+	p := &Provider{cfg: cfg, log: deps.Logger, getenv: os.Getenv,
+		mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+	for _, o := range opts {
+		o(p)
+	}
+	if cfg.Snapshot != nil {
+		return p, nil
+	}
+	if cfg.CredentialsFile != "" {
+		c, err := readCredentialsFile(cfg.CredentialsFile, cfg.Profile)
+		if err != nil {
+			return nil, fmt.Errorf("aws: credentialsFile: %w", err)
+		}
+		p.fileCreds = c
+	}
+	if p.api == nil {
+		p.api = newClient(cfg)
+	}
+	return p, nil
+}
+
+// ParseProviderID returns the instance ID of a Kubernetes providerID
+// (aws:///<zone>/<id>); other input is returned unchanged.
+func ParseProviderID(s string) string {
+	if rest, ok := strings.CutPrefix(s, "aws://"); ok {
+		return rest[strings.LastIndex(rest, "/")+1:]
+	}
+	return s
+}
+
+// Discover returns the graph of the requested instances (every instance
+// of the region with no request).
+func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("aws: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	wanted, allIDs := p.mapping.Want(req)
+	var found []metadata.Instance
+	var calls int
+	var secrets []string
+	if p.cfg.Snapshot != nil {
+		found = fromSnapshot(p.cfg.Snapshot)
+	} else {
+		var optFns []func(*ec2.Options)
+		if !p.cfg.Anonymous {
+			creds, err := p.resolveCredentials(req.Credentials)
+			if err != nil {
+				return nil, fmt.Errorf("aws: %w", err)
+			}
+			secrets = []string{creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken}
+			optFns = append(optFns, func(o *ec2.Options) { o.Credentials = awssdk.NewCredentialsCache(staticCreds(creds)) })
+		}
+		var ids []string
+		if len(wanted) > 0 && allIDs {
+			for _, w := range wanted {
+				ids = append(ids, w.InstanceID)
+			}
+			slices.Sort(ids)
+			ids = slices.Compact(ids)
+		}
+		var err error
+		found, calls, err = p.fetch(ctx, ids, optFns)
+		if err != nil {
+			return nil, httpretry.ScrubError(fmt.Errorf("aws: %s: %w", p.cfg.Region, err), secrets...)
+		}
+	}
+	g, rep, err := p.mapping.Assemble(ctx, wanted, found)
+	if err != nil {
+		return nil, fmt.Errorf("aws: %w", err)
+	}
+	rep.Log(p.log, Name)
+	p.log.Debug("aws discovery", "region", p.cfg.Region, "calls", calls, "instances", len(found),
+		"nodes", len(g.Nodes()), "switches", len(g.Switches()), "unplaced", rep.Count())
+	return g, nil
+}
+
+type staticCreds awssdk.Credentials
+
+func (c staticCreds) Retrieve(context.Context) (awssdk.Credentials, error) {
+	return awssdk.Credentials(c), nil
+}
+
+// fetch calls DescribeInstanceTopology: for ids in chunks of 100, or
+// paged over the region when ids is empty. It returns the instances and
+// the number of calls.
+func (p *Provider) fetch(ctx context.Context, ids []string, optFns []func(*ec2.Options)) ([]metadata.Instance, int, error) {
+	var out []metadata.Instance
+	calls := 0
+	chunks := [][]string{nil}
+	if len(ids) > 0 {
+		chunks = slices.Collect(slices.Chunk(ids, maxIDsPerCall))
+	}
+	for _, chunk := range chunks {
+		in := &ec2.DescribeInstanceTopologyInput{InstanceIds: chunk}
+		if chunk == nil {
+			in.MaxResults = awssdk.Int32(int32(p.cfg.PageSize))
+		}
+		seen := map[string]bool{}
+		for page := 1; ; page++ {
+			calls++
+			resp, err := p.api.DescribeInstanceTopology(ctx, in, optFns...)
+			if err != nil {
+				return nil, calls, fmt.Errorf("DescribeInstanceTopology page %d: %w", page, classify(err))
+			}
+			for _, t := range resp.Instances {
+				out = append(out, fromAPI(t))
+			}
+			tok := awssdk.ToString(resp.NextToken)
+			if tok == "" {
+				break
+			}
+			if seen[tok] {
+				return nil, calls, fmt.Errorf("DescribeInstanceTopology page %d: %w", page, ErrRepeatedToken)
+			}
+			seen[tok] = true
+			in.NextToken = awssdk.String(tok)
+		}
+	}
+	return out, calls, nil
+}
+
+// classify wraps an SDK error with the provider's sentinels.
+func classify(err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "AuthFailure", "UnauthorizedOperation", "InvalidClientTokenId", "SignatureDoesNotMatch":
+			return fmt.Errorf("%w: %w", ErrAuth, err)
+		case "RequestLimitExceeded", "Throttling", "InternalError", "ServiceUnavailable", "Unavailable":
+			return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+		}
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+}

@@ -1,0 +1,139 @@
+package aws
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/internal/metadata"
+	"github.com/toposcope/toposcope/providers"
+)
+
+// newClient builds the EC2 client: the region, the endpoint override,
+// and the SDK's standard retryer set to the configured policy (no
+// client-side retry quota, so a throttling burst is ridden out).
+func newClient(cfg Config) *ec2.Client {
+	pol := cfg.Retry
+	if pol.MaxAttempts == 0 {
+		pol.MaxAttempts = httpretry.DefaultMaxAttempts
+	}
+	if pol.BaseDelay == 0 {
+		pol.BaseDelay = httpretry.DefaultBaseDelay
+	}
+	if pol.MaxDelay == 0 {
+		pol.MaxDelay = httpretry.DefaultMaxDelay
+	}
+	opts := ec2.Options{
+		Region: cfg.Region,
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = pol.MaxAttempts
+			o.MaxBackoff = pol.MaxDelay
+			o.Backoff = backoff{base: pol.BaseDelay, max: pol.MaxDelay}
+			o.RateLimiter = ratelimit.None
+		}),
+	}
+	if cfg.Anonymous {
+		opts.Credentials = awssdk.AnonymousCredentials{}
+	}
+	if cfg.Endpoint != "" {
+		opts.BaseEndpoint = awssdk.String(cfg.Endpoint)
+	}
+	return ec2.New(opts)
+}
+
+// backoff is capped exponential backoff with equal jitter.
+type backoff struct{ base, max time.Duration }
+
+// BackoffDelay implements retry.BackoffDelayer.
+func (b backoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
+	d := b.base
+	for i := 1; i < attempt && d < b.max; i++ {
+		d *= 2
+	}
+	d = min(d, b.max)
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(half)+1)), nil // #nosec G404 -- jitter, not security
+}
+
+// fromAPI reduces an InstanceTopology to the common model.
+func fromAPI(t types.InstanceTopology) metadata.Instance {
+	in := metadata.Instance{ID: awssdk.ToString(t.InstanceId), Zone: awssdk.ToString(t.AvailabilityZone),
+		Domain: awssdk.ToString(t.CapacityBlockId)}
+	if in.Domain == "null" { // the CLI's rendering of an absent block
+		in.Domain = ""
+	}
+	if it := awssdk.ToString(t.InstanceType); it != "" {
+		in.Attributes = map[string]string{"instanceType": it}
+	}
+	in.Path = closestFirst(t.NetworkNodes)
+	return in
+}
+
+func fromSnapshot(s []SnapshotInstance) []metadata.Instance {
+	out := make([]metadata.Instance, 0, len(s))
+	for _, t := range s {
+		out = append(out, fromAPI(types.InstanceTopology{InstanceId: &t.InstanceID, InstanceType: &t.InstanceType,
+			AvailabilityZone: &t.AvailabilityZone, NetworkNodes: t.NetworkNodes, CapacityBlockId: &t.CapacityBlockID}))
+	}
+	return out
+}
+
+// closestFirst reverses the API's root-first NetworkNodes, dropping empty
+// entries.
+func closestFirst(nodes []string) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range slices.Backward(nodes) {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// NewFactory describes the aws provider to the registry.
+func NewFactory() providers.Factory {
+	return providers.Factory{
+		Name:    Name,
+		Summary: "EC2 DescribeInstanceTopology: network nodes as tiers, capacity blocks as NVLink domains",
+		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
+			cfg := DefaultConfig()
+			if err := config.Decode(params, &cfg, prefix); err != nil {
+				return nil, err
+			}
+			p, err := New(cfg, deps)
+			if err != nil {
+				var fe *config.FieldError
+				if errors.As(err, &fe) {
+					c := *fe
+					c.Field = prefix + "." + c.Field
+					return nil, &c
+				}
+				return nil, err
+			}
+			return p, nil
+		},
+		Example: exampleParams,
+	}
+}
+
+// exampleParams is a saved answer of two p5 instances under one
+// three-tier path, which needs no AWS account.
+const exampleParams = `region: us-west-2
+snapshot:
+  - {instanceId: i-0example000001, instanceType: p5.48xlarge, availabilityZone: us-west-2a, networkNodes: [nn-core1, nn-spine1, nn-leaf1]}
+  - {instanceId: i-0example000002, instanceType: p5.48xlarge, availabilityZone: us-west-2a, networkNodes: [nn-core1, nn-spine1, nn-leaf2]}
+  - {instanceId: i-0example000003, instanceType: p6e-gb200.36xlarge, availabilityZone: us-west-2a, networkNodes: [nn-core1, nn-spine2, nn-leaf3], capacityBlockId: cr-0example1}
+`

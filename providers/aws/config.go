@@ -1,0 +1,117 @@
+package aws
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/httpretry"
+)
+
+// Defaults of Config.
+const (
+	// DefaultPageSize is MaxResults when paging over a region.
+	DefaultPageSize = 100
+	// DefaultTimeout bounds one discovery.
+	DefaultTimeout = 5 * time.Minute
+	// maxIDsPerCall is the API's limit on InstanceId.N.
+	maxIDsPerCall = 100
+)
+
+// Config is the aws provider's configuration.
+type Config struct {
+	// Region is the EC2 region (required unless Snapshot is set).
+	Region string `yaml:"region,omitempty"`
+	// Endpoint overrides the EC2 endpoint (private endpoint, proxy,
+	// emulator), e.g. https://ec2.us-west-2.amazonaws.com.
+	Endpoint string `yaml:"endpoint,omitempty"`
+	// CredentialsFile is a shared-credentials (INI) file; Profile picks
+	// its section (default "default").
+	CredentialsFile string `yaml:"credentialsFile,omitempty"`
+	Profile         string `yaml:"profile,omitempty"`
+	// Anonymous sends unsigned requests (emulators only).
+	Anonymous bool `yaml:"anonymous,omitempty"`
+	// PageSize is MaxResults when paging, 1-100 (default 100).
+	PageSize int `yaml:"pageSize,omitempty"`
+	// Timeout bounds one discovery (default 5m).
+	Timeout time.Duration `yaml:"timeout,omitempty"`
+	// Retry is the policy for throttling (RequestLimitExceeded), 5xx and
+	// connection failures: capped exponential backoff with jitter.
+	Retry httpretry.Policy `yaml:"retry,omitempty"`
+	// Nodes maps instance IDs to node names; an instance not listed is
+	// named by its ID.
+	Nodes map[string]string `yaml:"nodes,omitempty"`
+	// Snapshot, when set, is used instead of calling EC2: the API's
+	// instances, inline (examples, tests, saved captures).
+	Snapshot []SnapshotInstance `yaml:"snapshot,omitempty"`
+}
+
+// SnapshotInstance is one InstanceTopology of a saved answer.
+type SnapshotInstance struct {
+	InstanceID       string   `yaml:"instanceId"`
+	InstanceType     string   `yaml:"instanceType,omitempty"`
+	AvailabilityZone string   `yaml:"availabilityZone,omitempty"`
+	NetworkNodes     []string `yaml:"networkNodes,omitempty"` // root first, as in the API
+	CapacityBlockID  string   `yaml:"capacityBlockId,omitempty"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{PageSize: DefaultPageSize, Timeout: DefaultTimeout, Profile: "default"}
+}
+
+// Validate reports every invalid field as config.FieldErrors.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Snapshot == nil && strings.TrimSpace(c.Region) == "" {
+		errs = append(errs, config.Errorf("region", "is required (e.g. us-west-2)"))
+	}
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		switch {
+		case err != nil:
+			errs = append(errs, config.Errorf("endpoint", "%v", err))
+		case u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+			errs = append(errs, config.Errorf("endpoint", "want http(s)://host[:port]"))
+		case u.User != nil:
+			errs = append(errs, config.Errorf("endpoint", "must not hold credentials"))
+		}
+	}
+	if c.PageSize < 1 || c.PageSize > 100 {
+		errs = append(errs, config.Errorf("pageSize", "must be between 1 and 100, not %d", c.PageSize))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, config.Errorf("timeout", "must be positive"))
+	}
+	if err := c.Retry.Validate(); err != nil {
+		errs = append(errs, retryFields(err))
+	}
+	for i, s := range c.Snapshot {
+		if s.InstanceID == "" {
+			errs = append(errs, config.Errorf(fmt.Sprintf("snapshot[%d].instanceId", i), "is required"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// retryFields puts "retry." in front of the fields of the policy's errors.
+func retryFields(err error) error {
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	out := make([]error, 0, len(list))
+	for _, e := range list {
+		var fe *config.FieldError
+		if errors.As(e, &fe) {
+			c := *fe
+			c.Field = "retry." + c.Field
+			e = &c
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}

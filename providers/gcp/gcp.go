@@ -1,0 +1,253 @@
+// Package gcp is the Google Cloud provider: it pages Compute Engine
+// instances.list (per configured zone) or instances.aggregatedList (the
+// whole project) with the cloud.google.com/go/compute REST client and
+// turns resourceStatus.physicalHostTopology {subblock, block, cluster}
+// into the switch path, closest first, and the sub-block into the
+// accelerator domain (as Topograph does). Instances without topology are
+// unplaced and reported; a failed page fails the discovery. 429, 403
+// rateLimitExceeded and 5xx are retried with capped, jittered backoff.
+package gcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/api/googleapi"
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/internal/metadata"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Name is the provider's registered name.
+const Name = "gcp"
+
+// CredAccessToken is the request credential key of an OAuth2 access token.
+const CredAccessToken = "accessToken"
+
+// Sentinel errors.
+var (
+	// ErrNoCredentials means no credentials source worked; the message
+	// names the sources, never a value.
+	ErrNoCredentials = errors.New("no GCP credentials")
+	// ErrRepeatedToken means the API handed out a page token already used.
+	ErrRepeatedToken = errors.New("repeated page token")
+	// ErrAuth means the API refused the credentials or the permission.
+	ErrAuth = errors.New("compute engine refused the credentials")
+)
+
+// Provider discovers topology from Compute Engine.
+type Provider struct {
+	cfg     Config
+	log     *slog.Logger
+	newAPI  func(ctx context.Context, accessToken string) (API, error)
+	mapping metadata.Mapping
+}
+
+// Option customizes a Provider.
+type Option func(*Provider)
+
+// WithAPI replaces the Compute client factory (tests).
+func WithAPI(f func(ctx context.Context, accessToken string) (API, error)) Option {
+	return func(p *Provider) { p.newAPI = f }
+}
+
+// New validates cfg and returns the provider.
+func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Snapshot == nil && cfg.CredentialsFile != "" {
+		if _, err := os.Stat(cfg.CredentialsFile); err != nil {
+			return nil, &config.FieldError{Field: "credentialsFile", Err: fmt.Errorf("%w: %w", ErrNoCredentials, err)}
+		}
+	}
+	deps = deps.WithDefaults()
+	p := &Provider{cfg: cfg, log: deps.Logger, mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+	p.newAPI = func(ctx context.Context, tok string) (API, error) { return newSDK(ctx, cfg, tok) }
+	for _, o := range opts {
+		o(p)
+	}
+	return p, nil
+}
+
+// ParseProviderID returns the instance name of a Kubernetes providerID
+// (gce://<project>/<zone>/<name>); other input is returned unchanged.
+func ParseProviderID(s string) string {
+	if rest, ok := strings.CutPrefix(s, "gce://"); ok {
+		return rest[strings.LastIndex(rest, "/")+1:]
+	}
+	return s
+}
+
+// Discover returns the graph of the requested instances (every instance
+// listed with no request).
+func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("gcp: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.Deadline)
+	defer cancel()
+	wanted, _ := p.mapping.Want(req)
+	var found []metadata.Instance
+	calls := 0
+	if p.cfg.Snapshot != nil {
+		for _, s := range p.cfg.Snapshot {
+			found = append(found, p.instance(s.ID, s.Name, s.Zone, s.Subblock, s.Block, s.Cluster))
+		}
+	} else {
+		tok, _ := req.Credentials.Get(CredAccessToken)
+		if req.Credentials.Len() > 0 && tok == "" {
+			return nil, fmt.Errorf("gcp: %w: request credentials need %q (got keys %v)", ErrNoCredentials, CredAccessToken, req.Credentials.Keys())
+		}
+		api, err := p.newAPI(ctx, tok)
+		if err != nil {
+			return nil, httpretry.ScrubError(fmt.Errorf("gcp: %w: give request creds %q, params.credentialsFile, "+
+				"or Application Default Credentials: %w", ErrNoCredentials, CredAccessToken, err), tok)
+		}
+		defer func() { _ = api.Close() }()
+		found, calls, err = p.fetch(ctx, api)
+		if err != nil {
+			return nil, httpretry.ScrubError(fmt.Errorf("gcp: project %s: %w", p.cfg.Project, err), tok)
+		}
+	}
+	g, rep, err := p.mapping.Assemble(ctx, wanted, found)
+	if err != nil {
+		return nil, fmt.Errorf("gcp: %w", err)
+	}
+	rep.Log(p.log, Name)
+	p.log.Debug("gcp discovery", "project", p.cfg.Project, "calls", calls, "instances", len(found),
+		"nodes", len(g.Nodes()), "unplaced", rep.Count())
+	return g, nil
+}
+
+// instance reduces an API instance to the common model.
+func (p *Provider) instance(id, name, zone, subblock, block, cluster string) metadata.Instance {
+	zone = zone[strings.LastIndex(zone, "/")+1:]
+	in := metadata.Instance{ID: id, Name: name, Zone: zone}
+	if i := strings.LastIndex(zone, "-"); i > 0 {
+		in.Region = zone[:i]
+	}
+	for _, s := range []string{subblock, block, cluster} {
+		if s != "" {
+			in.Path = append(in.Path, s)
+		}
+	}
+	if subblock == "" { // Topograph's rule: no sub-block, no placement
+		in.Path = nil
+	}
+	if p.cfg.Domain == "subblock" && subblock != "" {
+		in.Domain = subblock
+	}
+	return in
+}
+
+func (p *Provider) fromAPI(list []*computepb.Instance, out []metadata.Instance) []metadata.Instance {
+	for _, it := range list {
+		t := it.GetResourceStatus().GetPhysicalHostTopology()
+		out = append(out, p.instance(strconv.FormatUint(it.GetId(), 10), it.GetName(), it.GetZone(),
+			t.GetSubblock(), t.GetBlock(), t.GetCluster()))
+	}
+	return out
+}
+
+// fetch pages every configured zone, or the aggregated list.
+func (p *Provider) fetch(ctx context.Context, api API) ([]metadata.Instance, int, error) {
+	var out []metadata.Instance
+	calls := 0
+	scopes := p.cfg.Zones
+	if len(scopes) == 0 {
+		scopes = []string{""}
+	}
+	for _, zone := range scopes {
+		seen := map[string]bool{}
+		tok := ""
+		for page := 1; ; page++ {
+			if page > maxPages {
+				return nil, calls, fmt.Errorf("more than %d pages", maxPages)
+			}
+			calls++
+			var list []*computepb.Instance
+			var next string
+			var err error
+			if zone == "" {
+				list, next, err = api.AggregatedPage(ctx, p.cfg.PageSize, tok)
+			} else {
+				list, next, err = api.ListPage(ctx, zone, p.cfg.PageSize, tok)
+			}
+			if err != nil {
+				return nil, calls, fmt.Errorf("%s page %d: %w", scopeName(zone), page, classify(err))
+			}
+			out = p.fromAPI(list, out)
+			if next == "" {
+				break
+			}
+			if seen[next] {
+				return nil, calls, fmt.Errorf("%s page %d: %w", scopeName(zone), page, ErrRepeatedToken)
+			}
+			seen[next] = true
+			tok = next
+		}
+	}
+	return out, calls, nil
+}
+
+func scopeName(zone string) string {
+	if zone == "" {
+		return "aggregatedList"
+	}
+	return "zone " + zone
+}
+
+// classify wraps an API error with the provider's sentinels.
+func classify(err error) error {
+	var ge *googleapi.Error
+	switch {
+	case errors.As(err, &ge) && (isThrottle(ge) || ge.Code >= 500):
+		return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+	case errors.As(err, &ge) && (ge.Code == 401 || ge.Code == 403):
+		return fmt.Errorf("%w: %w", ErrAuth, err)
+	case errors.As(err, &ge), errors.Is(err, context.Canceled):
+		return err
+	}
+	return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+}
+
+// NewFactory describes the gcp provider to the registry.
+func NewFactory() providers.Factory {
+	return providers.Factory{
+		Name:    Name,
+		Summary: "Compute Engine physicalHostTopology: sub-block, block and cluster as tiers; sub-block as NVLink domain",
+		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
+			cfg := DefaultConfig()
+			if err := config.Decode(params, &cfg, prefix); err != nil {
+				return nil, err
+			}
+			p, err := New(cfg, deps)
+			var fe *config.FieldError
+			if errors.As(err, &fe) {
+				c := *fe
+				c.Field = prefix + "." + c.Field
+				return nil, &c
+			}
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
+		Example: `snapshot:
+  - {id: "5815586279631866288", name: vm-01, zone: europe-west1-b, cluster: ew1-cluster, block: blk-1, subblock: sb-1}
+  - {id: "5815586279631866289", name: vm-02, zone: europe-west1-b, cluster: ew1-cluster, block: blk-1, subblock: sb-1}
+  - {id: "5815586279631866290", name: vm-03, zone: europe-west1-b, cluster: ew1-cluster, block: blk-1, subblock: sb-2}
+`,
+	}
+}
