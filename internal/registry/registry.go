@@ -15,10 +15,14 @@ import (
 	"github.com/toposcope/toposcope/engines/slinky"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/aws"
+	"github.com/toposcope/toposcope/providers/gcp"
 	"github.com/toposcope/toposcope/providers/infiniband"
 	pk8slabels "github.com/toposcope/toposcope/providers/k8slabels"
+	"github.com/toposcope/toposcope/providers/lambda"
 	"github.com/toposcope/toposcope/providers/merge"
 	"github.com/toposcope/toposcope/providers/netq"
+	"github.com/toposcope/toposcope/providers/nscale"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/providers/ufm"
@@ -38,6 +42,10 @@ func Providers() []providers.Factory {
 		netq.NewFactory(),
 		nvlink.NewFactory(),
 		pk8slabels.NewFactory(),
+		aws.NewFactory(),
+		gcp.NewFactory(),
+		lambda.NewFactory(),
+		nscale.NewFactory(),
 		merge.NewFactory(lookup),
 	}
 	return all
