@@ -1,0 +1,151 @@
+// Package agent is toposcope's node agent: on one node it gathers the
+// node-local facts a discovery cannot see from outside — the instance
+// identity (where a cloud metadata service answers), the NVLink clique
+// (from nvidia-smi) and the local HCAs (from sysfs) — and publishes them,
+// either as annotations on the node's own Kubernetes Node (which the
+// k8s-labels provider and the Kubernetes engines read back) or as a report
+// to the toposcope server over REST.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+
+	"github.com/toposcope/toposcope/providers/nvlink"
+)
+
+// ErrGather is wrapped when a local fact source answered with something
+// the agent cannot use (garbled nvidia-smi output, an unreadable sysfs).
+var ErrGather = errors.New("gather node facts")
+
+// Facts are what the agent learned on its node.
+type Facts struct {
+	// Node is the node's name (the Kubernetes Node, or the Slurm node).
+	Node string `json:"node"`
+	// InstanceID, Region and Zone come from the metadata service; empty
+	// when none answered.
+	InstanceID string `json:"instanceID,omitempty"`
+	Region     string `json:"region,omitempty"`
+	Zone       string `json:"zone,omitempty"`
+	// GPUs is the number of GPUs nvidia-smi reported.
+	GPUs int `json:"gpus,omitempty"`
+	// Clique is the NVLink domain, "<ClusterUUID>.<CliqueID>"; empty when
+	// the GPUs have no multi-node fabric.
+	Clique string `json:"clique,omitempty"`
+	// Rack is the chassis serial number the GPUs share, where given.
+	Rack string `json:"rack,omitempty"`
+	// HCAs are the node's InfiniBand/RoCE adapters, by name.
+	HCAs []HCA `json:"hcas,omitempty"`
+}
+
+// HCA is one local host channel adapter.
+type HCA struct {
+	// Name is the device name (mlx5_0).
+	Name string `json:"name"`
+	// NodeGUID is the adapter's node GUID, 16 lower-case hex digits.
+	NodeGUID string `json:"nodeGUID,omitempty"`
+}
+
+// Identity is an instance's identity from a metadata service.
+type Identity struct {
+	InstanceID, Region, Zone string
+}
+
+// Identifier asks a metadata service who this instance is. An error means
+// it did not answer (the agent then reports no identity).
+type Identifier func(ctx context.Context) (Identity, error)
+
+// Runner runs a command (argv) and returns its standard output.
+type Runner func(ctx context.Context, argv []string) ([]byte, error)
+
+// ExecRunner runs argv directly (no shell).
+func ExecRunner(ctx context.Context, argv []string) ([]byte, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	return exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+}
+
+// Gatherer collects Facts. Its fields are the sources; a nil source is
+// skipped.
+type Gatherer struct {
+	// Identifiers are tried in order; the first that answers wins.
+	Identifiers []Identifier
+	// NvidiaSMI is the nvidia-smi command (e.g. ["nvidia-smi", "-q"]);
+	// nil skips it. A missing binary means no GPUs, not an error.
+	NvidiaSMI []string
+	// Run runs NvidiaSMI (ExecRunner when nil).
+	Run Runner
+	// SysfsDir is the infiniband class folder (/sys/class/infiniband);
+	// empty skips it. A missing folder means no HCAs.
+	SysfsDir string
+	// Logger receives what did not answer; discarded when nil.
+	Logger *slog.Logger
+}
+
+// Gather returns the facts of the named node. Sources that are absent (no
+// metadata service, no nvidia-smi, no HCAs) leave their facts empty;
+// sources that answer with garbage are an error wrapping ErrGather.
+func (g *Gatherer) Gather(ctx context.Context, node string) (Facts, error) {
+	log := g.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := Facts{Node: node}
+	var errs []error
+	for i, id := range g.Identifiers {
+		in, err := id(ctx)
+		if err != nil {
+			log.Debug("agent: metadata service did not answer", "identifier", i, "error", err)
+			continue
+		}
+		f.InstanceID, f.Region, f.Zone = in.InstanceID, in.Region, in.Zone
+		break
+	}
+	if len(g.NvidiaSMI) > 0 {
+		if err := g.gpus(ctx, &f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if g.SysfsDir != "" {
+		hcas, err := ReadHCAs(g.SysfsDir)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		f.HCAs = hcas
+	}
+	if err := ctx.Err(); err != nil {
+		return Facts{}, fmt.Errorf("agent: %w", err)
+	}
+	return f, errors.Join(errs...)
+}
+
+func (g *Gatherer) gpus(ctx context.Context, f *Facts) error {
+	run := g.Run
+	if run == nil {
+		run = ExecRunner
+	}
+	out, err := run(ctx, g.NvidiaSMI)
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil // no NVIDIA driver: no GPUs
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v: %w", ErrGather, g.NvidiaSMI, err)
+	}
+	gpus, err := nvlink.Parse(out, nvlink.FormatAuto)
+	if err != nil {
+		return fmt.Errorf("%w: %v: %w", ErrGather, g.NvidiaSMI, err)
+	}
+	h, err := nvlink.Summarize(gpus)
+	if err != nil {
+		return fmt.Errorf("%w: %v: %w", ErrGather, g.NvidiaSMI, err)
+	}
+	f.GPUs, f.Rack = h.GPUs, h.Rack
+	if h.HasClique {
+		f.Clique = h.Clique.String()
+	}
+	return nil
+}
