@@ -34,12 +34,15 @@ type File struct {
 	Discovery Discovery `yaml:"discovery"`
 	// Store configures the service's embedded store.
 	Store Store `yaml:"store"`
+	// Kubernetes configures the service's node watcher and leader
+	// election.
+	Kubernetes Kubernetes `yaml:"kubernetes"`
 }
 
 // Default returns the configuration used when there is no file: no
 // provider or engine, and the defaults of every service section.
 func Default() *File {
-	return &File{Server: DefaultServer(), Discovery: DefaultDiscovery(), Store: DefaultStore()}
+	return &File{Server: DefaultServer(), Discovery: DefaultDiscovery(), Store: DefaultStore(), Kubernetes: DefaultKubernetes()}
 }
 
 // Load reads and strictly decodes a configuration file.

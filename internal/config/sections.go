@@ -19,7 +19,7 @@ func serviceSections(f *File) []struct {
 	return []struct {
 		key string
 		cfg Validator
-	}{{"server", &f.Server}, {"discovery", &f.Discovery}, {"store", &f.Store}}
+	}{{"server", &f.Server}, {"discovery", &f.Discovery}, {"store", &f.Store}, {"kubernetes", &f.Kubernetes}}
 }
 
 // checkSections strictly checks the keys of the service sections of data,

@@ -18,6 +18,7 @@ import (
 // install compares a discovered graph with the current one and accepts,
 // refuses or ignores it, then records the run.
 func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) error {
+	ctx = l.guarded(ctx, false)
 	data, err := json.Marshal(g)
 	if err != nil {
 		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
@@ -31,7 +32,7 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 
 	if st.Snapshot != nil && st.Snapshot.Digest == digest {
 		run.Outcome, run.Snapshot = store.OutcomeUnchanged, st.Snapshot.ID
-		if l.published != digest {
+		if l.published != digest || republish(run.Trigger) {
 			run.Engines = l.publish(ctx, st.Graph, digest)
 		}
 		if st.Pending != nil {
@@ -140,7 +141,7 @@ func (l *Loop) Accept(ctx context.Context, id uint64) (*store.Snapshot, *store.R
 		StartedAt: l.deps.Now(), Trigger: TriggerAccept, Provider: snap.Provider,
 		Outcome: store.OutcomePublished, Snapshot: id, Counts: &counts,
 	}
-	run.Engines = l.publish(ctx, g, snap.Digest)
+	run.Engines = l.publish(l.guarded(ctx, true), g, snap.Digest)
 	return snap, run, l.record(run, false)
 }
 

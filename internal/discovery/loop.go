@@ -17,6 +17,7 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kube"
 	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/internal/store"
 	"github.com/toposcope/toposcope/providers"
@@ -63,6 +64,9 @@ type LoopDeps struct {
 	Retention config.Retention
 	// Stdout is given to engines with no output of their own.
 	Stdout io.Writer
+	// KubeGuard, when set, is handed to Kubernetes engines as their
+	// ApplyOptions.Guard (see kube.go).
+	KubeGuard *kube.ShrinkGuard
 }
 
 // Loop keeps the current topology up to date. Build it with NewLoop,

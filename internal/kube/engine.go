@@ -31,7 +31,8 @@ type Engine interface {
 // Publish is the Publish of every Kubernetes engine. ModePrint writes the
 // engine's Render to deps.Stdout; ModeDryRun plans against the cluster and
 // writes the summary and every change; ModeApply applies and writes the
-// summary line. The summary is also logged.
+// summary line. The summary is also logged. The ApplyOptions that ctx
+// carries (WithApplyOptions), such as the service's guard, are passed on.
 func Publish(ctx context.Context, name, mode string, e Engine, g *topology.Graph, deps engines.Deps) error {
 	if mode == ModePrint {
 		doc, err := e.Render(ctx, g)
@@ -43,7 +44,9 @@ func Publish(ctx context.Context, name, mode string, e Engine, g *topology.Graph
 		}
 		return nil
 	}
-	res, err := e.Apply(ctx, g, ApplyOptions{DryRun: mode == ModeDryRun})
+	opts := ApplyOptionsFrom(ctx) // the service's guard, if any
+	opts.DryRun = mode == ModeDryRun
+	res, err := e.Apply(ctx, g, opts)
 	if res != nil {
 		log := deps.Logger.With("changed", res.Changed, "unchanged", res.Unchanged, "refused", len(res.Refused), "dryRun", res.DryRun)
 		for _, w := range res.Warnings {
