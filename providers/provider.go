@@ -97,6 +97,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now returns the current time.
 	Now func() time.Time
+	// Agents, when set, gives the node agents' reports the server keeps
+	// (nil outside `toposcope serve`).
+	Agents AgentReports
 }
 
 // WithDefaults fills unset dependencies.

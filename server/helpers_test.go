@@ -204,11 +204,11 @@ func errorOf(t *testing.T, w *httptest.ResponseRecorder) server.ErrorDetail {
 
 // poll GETs target until it answers something other than 202, or the
 // deadline passes.
-func (s *stack) poll(target string) *httptest.ResponseRecorder {
+func (s *stack) poll(target string, header ...string) *httptest.ResponseRecorder {
 	s.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		w := s.do(http.MethodGet, target, "")
+		w := s.do(http.MethodGet, target, "", header...)
 		if w.Code != http.StatusAccepted || time.Now().After(deadline) {
 			return w
 		}

@@ -9,10 +9,12 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -50,13 +52,18 @@ type Deps struct {
 	// Placement holds the budgets and ledger of the placement endpoints
 	// (in memory); an empty store if nil.
 	Placement *placement.Store
+	// AgentRetention limits the agent reports kept; the zero value means
+	// store.DefaultAgentRetention.
+	AgentRetention store.AgentRetention
 }
 
 type handlers struct {
 	Deps
-	log     *slog.Logger
-	tokens  *Tokens
-	latency *prometheus.HistogramVec
+	// agentsPruned is when agent reports were last pruned (Unix nanos).
+	agentsPruned atomic.Int64
+	log          *slog.Logger
+	tokens       *Tokens
+	latency      *prometheus.HistogramVec
 }
 
 // New builds the router.
@@ -72,6 +79,12 @@ func New(d Deps) (*gin.Engine, error) {
 	}
 	if d.Placement == nil {
 		d.Placement = placement.NewStore()
+	}
+	if d.AgentRetention == (store.AgentRetention{}) {
+		d.AgentRetention = store.DefaultAgentRetention()
+	}
+	if err := d.AgentRetention.Validate(); err != nil {
+		return nil, fmt.Errorf("server: agent retention: %w", err)
 	}
 	h := &handlers{Deps: d, log: d.Logger.With("component", "http"), tokens: d.Tokens}
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -125,6 +138,9 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1.POST("/ledger", write, h.appendLedger)
 	v1.GET("/budgets", read, h.budgets)
 	v1.PUT("/budgets", write, h.putBudgets)
+	v1.PUT("/agents/:node", write, h.putAgent)
+	v1.GET("/agents", read, h.agents)
+	v1.GET("/agents/:node", read, h.agent)
 }
 
 // observe records latency by route template (bounded labels) and logs

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os/exec"
 
+	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/nvlink"
 )
 
@@ -21,33 +22,12 @@ import (
 // the agent cannot use (garbled nvidia-smi output, an unreadable sysfs).
 var ErrGather = errors.New("gather node facts")
 
-// Facts are what the agent learned on its node.
-type Facts struct {
-	// Node is the node's name (the Kubernetes Node, or the Slurm node).
-	Node string `json:"node"`
-	// InstanceID, Region and Zone come from the metadata service; empty
-	// when none answered.
-	InstanceID string `json:"instanceID,omitempty"`
-	Region     string `json:"region,omitempty"`
-	Zone       string `json:"zone,omitempty"`
-	// GPUs is the number of GPUs nvidia-smi reported.
-	GPUs int `json:"gpus,omitempty"`
-	// Clique is the NVLink domain, "<ClusterUUID>.<CliqueID>"; empty when
-	// the GPUs have no multi-node fabric.
-	Clique string `json:"clique,omitempty"`
-	// Rack is the chassis serial number the GPUs share, where given.
-	Rack string `json:"rack,omitempty"`
-	// HCAs are the node's InfiniBand/RoCE adapters, by name.
-	HCAs []HCA `json:"hcas,omitempty"`
-}
+// Facts are what the agent learned on its node; the server keeps them as
+// they are (see providers.NodeFacts).
+type Facts = providers.NodeFacts
 
 // HCA is one local host channel adapter.
-type HCA struct {
-	// Name is the device name (mlx5_0).
-	Name string `json:"name"`
-	// NodeGUID is the adapter's node GUID, 16 lower-case hex digits.
-	NodeGUID string `json:"nodeGUID,omitempty"`
-}
+type HCA = providers.HCA
 
 // Identity is an instance's identity from a metadata service.
 type Identity struct {

@@ -40,7 +40,7 @@ var ErrPublish = errors.New("publish node facts")
 
 // Annotations returns the managed annotations of f; an empty value means
 // "remove".
-func (f Facts) Annotations() map[string]string {
+func Annotations(f Facts) map[string]string {
 	hcas := make([]string, 0, len(f.HCAs))
 	for _, h := range f.HCAs {
 		if h.NodeGUID == "" {
@@ -67,7 +67,7 @@ func Annotate(ctx context.Context, core kubernetes.Interface, f Facts) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("%w: get node %s: %w", ErrPublish, f.Node, err)
 	}
-	want := f.Annotations()
+	want := Annotations(f)
 	patch := map[string]any{}
 	for k, v := range want {
 		old, had := n.Annotations[k]

@@ -45,6 +45,31 @@ func Errorf(field, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
+// PrefixFields puts prefix and a dot in front of the field of every
+// FieldError joined in err (a nested section's Validate result); other
+// errors are kept as they are. A nil err stays nil.
+func PrefixFields(prefix string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	for _, e := range list {
+		var fe *FieldError
+		if errors.As(e, &fe) {
+			c := *fe
+			c.Field = prefix + "." + c.Field
+			out = append(out, &c)
+			continue
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
 // Validator is implemented by every typed plugin configuration.
 type Validator interface {
 	// Validate reports every invalid field, as FieldErrors joined with

@@ -131,6 +131,7 @@ func NewLoop(deps LoopDeps) (*Loop, error) {
 func (l *Loop) newProvider() (providers.Provider, error) {
 	p, err := l.provider.New(&l.deps.Provider.Params, "provider.params", providers.Deps{
 		Logger: l.deps.Logger.With("provider", l.provider.Name), Now: l.deps.Now,
+		Agents: agentReports(l.deps.Store),
 	}.WithDefaults())
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", l.provider.Name, err)
@@ -282,4 +283,13 @@ func (l *Loop) record(run *store.Run, clearPending bool) error {
 	}
 	l.state.Store(&st)
 	return err
+}
+
+// agentReports returns st as the agents provider's source, or a nil
+// interface (not a typed nil) when there is no store.
+func agentReports(st *store.Store) providers.AgentReports {
+	if st == nil {
+		return nil
+	}
+	return st
 }

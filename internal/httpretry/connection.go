@@ -57,29 +57,9 @@ func (c Connection) Validate() error {
 		errs = append(errs, config.Errorf("timeout", "must not be negative"))
 	}
 	if err := c.Retry.Validate(); err != nil {
-		errs = append(errs, prefixFields("retry", err))
+		errs = append(errs, config.PrefixFields("retry", err))
 	}
 	return errors.Join(errs...)
-}
-
-// prefixFields puts prefix in front of the fields of the FieldErrors in err.
-func prefixFields(prefix string, err error) error {
-	var out []error
-	list := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	}
-	for _, e := range list {
-		var fe *config.FieldError
-		if errors.As(e, &fe) {
-			c := *fe
-			c.Field = prefix + "." + c.Field
-			out = append(out, &c)
-			continue
-		}
-		out = append(out, e)
-	}
-	return errors.Join(out...)
 }
 
 // Client builds the retrying client the connection describes.

@@ -15,6 +15,7 @@ import (
 	"github.com/toposcope/toposcope/engines/slinky"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/aws"
 	"github.com/toposcope/toposcope/providers/gcp"
 	"github.com/toposcope/toposcope/providers/infiniband"
@@ -42,6 +43,7 @@ func Providers() []providers.Factory {
 		netq.NewFactory(),
 		nvlink.NewFactory(),
 		pk8slabels.NewFactory(),
+		agents.NewFactory(),
 		aws.NewFactory(),
 		gcp.NewFactory(),
 		lambda.NewFactory(),

@@ -12,6 +12,7 @@
 //	runs       ID -> Run (JSON)
 //	results    request ID -> Result (JSON)
 //	bodies     request ID -> the engine output of a finished request
+//	agents     node name -> the node agent's latest AgentReport (JSON)
 package store
 
 import (
@@ -90,7 +91,7 @@ func Open(path string, opts Options) (*Store, error) {
 
 func (s *Store) init() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bMeta, bSnapshots, bGraphs, bDiffs, bRuns, bResults, bBodies} {
+		for _, b := range [][]byte{bMeta, bSnapshots, bGraphs, bDiffs, bRuns, bResults, bBodies, bAgents} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("bucket %s: %w", b, err)
 			}

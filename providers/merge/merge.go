@@ -73,7 +73,9 @@ func New(cfg Config, lookup Lookup, prefix string, deps providers.Deps) (*Provid
 		}
 		params, _ := paramsNode(s.Params) // validated
 		name := cfg.sourceName(i)
-		c, err := f.New(params, field+".params", providers.Deps{Logger: deps.Logger.With("source", name), Now: deps.Now})
+		cd := deps
+		cd.Logger = deps.Logger.With("source", name)
+		c, err := f.New(params, field+".params", cd)
 		if err != nil {
 			errs = append(errs, err)
 			continue

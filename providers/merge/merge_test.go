@@ -13,11 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/merge"
@@ -388,5 +390,44 @@ func golden(t *testing.T, file string, g *topology.Graph) {
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Errorf("%s differs:\n%s", file, buf.String())
+	}
+}
+
+// agentReports is a fixed set of agent reports, as the server's store
+// would give them.
+type agentReports []providers.AgentReport
+
+func (a agentReports) AgentReports(context.Context) ([]providers.AgentReport, error) { return a, nil }
+
+// TestSourcesGetDeps checks that the sources get the merge's
+// dependencies: the agents source reads the reports from Deps.Agents.
+func TestSourcesGetDeps(t *testing.T) {
+	t.Parallel()
+	lookupAgents := func(name string) (providers.Factory, error) {
+		if name == agents.Name {
+			return agents.NewFactory(), nil
+		}
+		return lookup(name)
+	}
+	ib := indent(infiniband.NewFactory().Example, "      ")
+	now := time.Now()
+	src := agentReports{
+		{Facts: providers.NodeFacts{Node: "node001", GPUs: 4, Clique: uuid + ".1"}, ReceivedAt: now},
+		{Facts: providers.NodeFacts{Node: "node002", GPUs: 4, Clique: uuid + ".1"}, ReceivedAt: now},
+	}
+	p, err := merge.NewFactory(lookupAgents).New(node(t, "sources:\n  - provider: infiniband\n    params:\n"+ib+"\n  - provider: agents\n"),
+		"params", providers.Deps{Logger: slog.New(slog.DiscardHandler), Agents: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Discover(context.Background(), providers.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := g.Domain(d1); !ok || !slices.Equal(d.Nodes, []string{"node001", "node002"}) {
+		t.Fatalf("domain %s from the agent reports = %+v (domains %+v)", d1, d, g.Domains())
+	}
+	if n, _ := g.Node("node001"); n.Leaf == "" {
+		t.Errorf("node001 lost its switch: %+v", n)
 	}
 }

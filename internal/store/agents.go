@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/providers"
+)
+
+// bAgents holds the latest agent report of each node: node name ->
+// AgentReport (JSON).
+var bAgents = []byte("agents")
+
+// AgentReport is the latest report of one node's agent.
+type AgentReport = providers.AgentReport
+
+// AgentRetention limits the agent reports kept.
+type AgentRetention struct {
+	// MaxAge drops reports received longer ago (default 24h; 0 keeps all).
+	MaxAge time.Duration `yaml:"maxAge"`
+	// MaxReports is the most reports kept, the newest (default 100000).
+	MaxReports int `yaml:"maxReports"`
+}
+
+// DefaultAgentRetention returns the agent report retention defaults.
+func DefaultAgentRetention() AgentRetention {
+	return AgentRetention{MaxAge: 24 * time.Hour, MaxReports: 100000}
+}
+
+// Validate reports every invalid key as config.FieldErrors.
+func (r AgentRetention) Validate() error {
+	var errs []error
+	if r.MaxAge < 0 {
+		errs = append(errs, config.Errorf("maxAge", "must not be negative, got %s", r.MaxAge))
+	}
+	if r.MaxReports < 1 {
+		errs = append(errs, config.Errorf("maxReports", "must be at least 1, got %d", r.MaxReports))
+	}
+	return errors.Join(errs...)
+}
+
+// PutAgentReport stores r as the latest report of r.Facts.Node.
+func (s *Store) PutAgentReport(r AgentReport) error {
+	if r.Facts.Node == "" {
+		return errors.New("put agent report: empty node name")
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bAgents)
+		if err != nil {
+			return fmt.Errorf("bucket %s: %w", bAgents, err)
+		}
+		return putJSON(b, []byte(r.Facts.Node), r)
+	})
+	if err != nil {
+		return fmt.Errorf("put agent report %s: %w", r.Facts.Node, err)
+	}
+	return nil
+}
+
+// AgentReport returns the latest report of node; the error wraps
+// ErrNotFound when there is none.
+func (s *Store) AgentReport(node string) (AgentReport, error) {
+	var r AgentReport
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bAgents)
+		if b == nil {
+			return ErrNotFound
+		}
+		return getJSON(b, []byte(node), &r)
+	})
+	if err != nil {
+		return AgentReport{}, fmt.Errorf("agent report %s: %w", node, err)
+	}
+	return r, nil
+}
+
+// AgentReports lists the latest report of every node, by node name; it
+// implements providers.AgentReports.
+func (s *Store) AgentReports(ctx context.Context) ([]AgentReport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("agent reports: %w", err)
+	}
+	var out []AgentReport
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bAgents)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var r AgentReport
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("node %s: %w", k, err)
+			}
+			out = append(out, r)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent reports: %w", err)
+	}
+	return out, nil
+}
+
+// PruneAgentReports applies r as of now: it deletes the reports received
+// more than r.MaxAge ago and, beyond r.MaxReports, the oldest. It returns
+// how many it deleted.
+func (s *Store) PruneAgentReports(now time.Time, r AgentRetention) (int, error) {
+	type rec struct {
+		node string
+		at   time.Time
+	}
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bAgents)
+		if b == nil {
+			return nil
+		}
+		var all []rec
+		if err := b.ForEach(func(k, v []byte) error {
+			var ar AgentReport
+			if err := json.Unmarshal(v, &ar); err != nil {
+				return fmt.Errorf("node %s: %w", k, err)
+			}
+			all = append(all, rec{string(k), ar.ReceivedAt})
+			return nil
+		}); err != nil {
+			return err
+		}
+		slices.SortFunc(all, func(a, b rec) int { return a.at.Compare(b.at) })
+		for i, x := range all {
+			tooMany := len(all)-i > r.MaxReports
+			tooOld := r.MaxAge > 0 && now.Sub(x.at) > r.MaxAge
+			if !tooMany && !tooOld {
+				break // sorted by age: the rest is newer
+			}
+			if err := b.Delete([]byte(x.node)); err != nil {
+				return fmt.Errorf("delete node %s: %w", x.node, err)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune agent reports: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,51 @@
+package providers
+
+import (
+	"context"
+	"time"
+)
+
+// NodeFacts are what a node agent (`toposcope agent`) learned on its node
+// and reported to the server.
+type NodeFacts struct {
+	// Node is the node's name (the Kubernetes Node, or the Slurm node).
+	Node string `json:"node" yaml:"node"`
+	// InstanceID, Region and Zone come from the metadata service; empty
+	// when none answered.
+	InstanceID string `json:"instanceID,omitempty" yaml:"instanceID,omitempty"`
+	Region     string `json:"region,omitempty" yaml:"region,omitempty"`
+	Zone       string `json:"zone,omitempty" yaml:"zone,omitempty"`
+	// GPUs is the number of GPUs nvidia-smi reported.
+	GPUs int `json:"gpus,omitempty" yaml:"gpus,omitempty"`
+	// Clique is the NVLink domain, "<ClusterUUID>.<CliqueID>"; empty when
+	// the GPUs have no multi-node fabric.
+	Clique string `json:"clique,omitempty" yaml:"clique,omitempty"`
+	// Rack is the chassis serial number the GPUs share, where given.
+	Rack string `json:"rack,omitempty" yaml:"rack,omitempty"`
+	// HCAs are the node's InfiniBand/RoCE adapters, by name.
+	HCAs []HCA `json:"hcas,omitempty" yaml:"hcas,omitempty"`
+}
+
+// HCA is one host channel adapter of a node.
+type HCA struct {
+	// Name is the device name (mlx5_0).
+	Name string `json:"name" yaml:"name"`
+	// NodeGUID is the adapter's node GUID, 16 lower-case hex digits.
+	NodeGUID string `json:"nodeGUID,omitempty" yaml:"nodeGUID,omitempty"`
+}
+
+// AgentReport is the latest report of one node's agent, as the server
+// keeps it.
+type AgentReport struct {
+	// Facts are what the agent sent (PUT /v1/agents/<node>).
+	Facts NodeFacts `json:"facts" yaml:"facts"`
+	// ReceivedAt is when the server stored the report.
+	ReceivedAt time.Time `json:"receivedAt" yaml:"receivedAt"`
+}
+
+// AgentReports lists what node agents reported. The server's store
+// implements it; providers find it in Deps.
+type AgentReports interface {
+	// AgentReports returns the latest report of every node, by node name.
+	AgentReports(ctx context.Context) ([]AgentReport, error)
+}

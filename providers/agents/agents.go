@@ -1,0 +1,265 @@
+// Package agents is the provider of what node agents reported: each
+// `toposcope agent --server URL` PUTs its node's facts (instance identity,
+// GPU count, NVLink clique and rack, HCAs) to the server, which keeps the
+// latest report per node; this provider turns the fresh reports into
+// nodes in their NVLink domains. It builds no switch tree: merge it with a
+// fabric or cloud provider (see providers/merge) for that. Slurm clusters
+// get NVLink domains this way without ssh or pdsh fan-out.
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/nvlink"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Name is the provider's registered name.
+const Name = "agents"
+
+// Sentinel errors.
+var (
+	// ErrNoSource means the provider has nowhere to read reports from:
+	// no server is configured and it does not run inside the server.
+	ErrNoSource = errors.New("no agent reports to read: set server, set reports, or run inside toposcope serve")
+	// ErrMissing means requested nodes have no fresh report (with
+	// missing: error).
+	ErrMissing = errors.New("nodes without a fresh agent report")
+	// ErrBadReport means a stored report cannot be used (a malformed
+	// clique).
+	ErrBadReport = errors.New("unusable agent report")
+)
+
+// HCAsAttribute is the node attribute listing the reported HCAs,
+// "mlx5_0=<node GUID>,mlx5_1=...".
+const HCAsAttribute = "hcas"
+
+// Provider reads agent reports.
+type Provider struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	source providers.AgentReports
+	nodes  []string
+}
+
+// New validates cfg and returns the provider. Reports come from cfg.Server
+// when set, else from deps.Agents.
+func New(cfg Config, deps providers.Deps) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	deps = deps.WithDefaults()
+	p := &Provider{cfg: cfg, log: deps.Logger, now: deps.Now, source: deps.Agents}
+	if cfg.Nodes != "" {
+		p.nodes, _ = hostlist.Expand(cfg.Nodes) // validated
+	}
+	if cfg.Server != nil {
+		src, err := newRemote(*cfg.Server, cfg.token(), deps.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("agents: server: %w", err)
+		}
+		p.source = src
+	}
+	if len(cfg.Reports) > 0 {
+		p.source = inline{facts: cfg.Reports, now: deps.Now}
+	}
+	if p.source == nil {
+		return nil, config.Errorf("server", "%v", ErrNoSource)
+	}
+	return p, nil
+}
+
+// Discover returns the requested nodes (or every node with a fresh
+// report) with what their agents reported.
+func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	reports, err := p.source.AgentReports(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	now := p.now()
+	fresh := make(map[string]providers.AgentReport, len(reports))
+	stale := 0
+	for _, r := range reports {
+		if p.cfg.MaxAge > 0 && now.Sub(r.ReceivedAt) > p.cfg.MaxAge {
+			stale++
+			continue
+		}
+		fresh[r.Facts.Node] = r
+	}
+	names := p.names(req, fresh)
+	b := topology.NewBuilder()
+	b.Grow(len(names))
+	var missing []string
+	for _, name := range names {
+		r, ok := fresh[name]
+		if !ok {
+			missing = append(missing, name)
+			b.AddNode(topology.Node{Name: name, InstanceID: requestedID(req, name)})
+			continue
+		}
+		n, domain, sub, err := node(r.Facts)
+		if err != nil {
+			return nil, fmt.Errorf("agents: %w", err)
+		}
+		b.AddNode(n)
+		if domain != "" {
+			b.AddToDomain(name, domain, sub)
+		}
+	}
+	if len(missing) > 0 {
+		if p.cfg.Missing == MissingError {
+			return nil, fmt.Errorf("agents: %w: %d (%s)", ErrMissing, len(missing), hostlist.Compress(missing))
+		}
+		p.log.Warn("agents: nodes without a fresh report left in no domain", "count", len(missing),
+			"nodes", hostlist.Compress(missing), "staleReports", stale, "maxAge", p.cfg.MaxAge)
+	}
+	g, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("agents: build graph: %w", err)
+	}
+	return g, nil
+}
+
+// names returns the nodes to cover, in order.
+func (p *Provider) names(req providers.Request, fresh map[string]providers.AgentReport) []string {
+	switch {
+	case len(req.Nodes) > 0:
+		out := make([]string, len(req.Nodes))
+		for i, n := range req.Nodes {
+			out[i] = n.Name
+		}
+		return out
+	case len(p.nodes) > 0:
+		return p.nodes
+	}
+	out := make([]string, 0, len(fresh))
+	for name := range fresh {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// requestedID returns the instance ID the request gives for name.
+func requestedID(req providers.Request, name string) string {
+	for _, n := range req.Nodes {
+		if n.Name == name {
+			return n.InstanceID
+		}
+	}
+	return ""
+}
+
+// node turns one report into a graph node and its NVLink domain.
+func node(f providers.NodeFacts) (topology.Node, string, string, error) {
+	n := topology.Node{Name: f.Node, InstanceID: f.InstanceID, Region: f.Region, Zone: f.Zone, GPUs: f.GPUs}
+	if len(f.HCAs) > 0 {
+		hcas := make([]string, len(f.HCAs))
+		for i, h := range f.HCAs {
+			hcas[i] = h.Name
+			if h.NodeGUID != "" {
+				hcas[i] += "=" + h.NodeGUID
+			}
+		}
+		n.Attributes = map[string]string{HCAsAttribute: strings.Join(hcas, ",")}
+	}
+	if f.Clique == "" {
+		return n, "", "", nil
+	}
+	c, err := nvlink.ParseCliqueLabel(f.Clique)
+	if err != nil {
+		return n, "", "", fmt.Errorf("%w: node %s: %w", ErrBadReport, f.Node, err)
+	}
+	return n, c.String(), f.Rack, nil
+}
+
+// remote reads the reports of a toposcope server over REST.
+type remote struct {
+	client *httpretry.Client
+	url    string
+	header http.Header
+}
+
+func newRemote(c httpretry.Connection, tok httpretry.Secret, log *slog.Logger) (*remote, error) {
+	token, err := tok.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("token: %w", err)
+	}
+	client, err := c.Client(log, httpretry.WithSecrets(token))
+	if err != nil {
+		return nil, err
+	}
+	r := &remote{client: client, url: c.Endpoint("/v1/agents"), header: http.Header{}}
+	if token != "" {
+		r.header.Set("Authorization", "Bearer "+token)
+	}
+	return r, nil
+}
+
+// AgentReports implements providers.AgentReports with GET /v1/agents.
+func (r *remote) AgentReports(ctx context.Context) ([]providers.AgentReport, error) {
+	var body struct {
+		Agents []providers.AgentReport `json:"agents"`
+	}
+	if err := r.client.JSON(ctx, http.MethodGet, r.url, r.header, nil, &body); err != nil {
+		return nil, fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+	}
+	return body.Agents, nil
+}
+
+// inline serves Config.Reports as just received.
+type inline struct {
+	facts []providers.NodeFacts
+	now   func() time.Time
+}
+
+// AgentReports implements providers.AgentReports.
+func (in inline) AgentReports(context.Context) ([]providers.AgentReport, error) {
+	out := make([]providers.AgentReport, len(in.facts))
+	at := in.now()
+	for i, f := range in.facts {
+		out[i] = providers.AgentReport{Facts: f, ReceivedAt: at}
+	}
+	return out, nil
+}
+
+// NewFactory describes the agents provider to the registry.
+func NewFactory() providers.Factory {
+	return providers.Factory{
+		Name:    Name,
+		Summary: "what node agents (toposcope agent --server) reported: identity, GPUs, NVLink domains",
+		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
+			cfg := DefaultConfig()
+			if err := config.Decode(params, &cfg, prefix); err != nil {
+				return nil, err
+			}
+			p, err := New(cfg, deps)
+			if err != nil {
+				var fe *config.FieldError
+				if errors.As(err, &fe) && prefix != "" {
+					return nil, config.PrefixFields(prefix, err)
+				}
+				return nil, err
+			}
+			return p, nil
+		},
+		Example: exampleParams,
+	}
+}
