@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/toposcope/toposcope/topology"
@@ -42,17 +43,17 @@ type Cluster struct {
 	domainID []string
 	depth    int
 	gpus     int
-	recNodes map[int][]holding // per record: (node index in rec, GPUs)
-	running  []int             // indexes of records placed on nodes
-	swTotal  []int             // GPUs under each switch
+	recNodes [][]holding    // per record: (node index in rec, GPUs)
+	running  []int          // indexes of records placed on nodes
+	swTotal  []int          // GPUs under each switch
+	nodeIdx  map[string]int // node name to index
 }
 
 // NewCluster places the running records (those with Nodes) on g at now.
 // A record naming an unknown node, or overfilling a node, is an error
 // wrapping ErrInvalid.
 func NewCluster(g *topology.Graph, records []Record, now time.Time) (*Cluster, error) {
-	c := &Cluster{now: now, records: records, depth: g.Depth(), recNodes: map[int][]holding{}}
-	nodeIdx := make(map[string]int, len(g.Nodes()))
+	c := &Cluster{depth: g.Depth(), nodeIdx: make(map[string]int, len(g.Nodes()))}
 	swIdx := make(map[string]int, len(g.Switches()))
 	for i, s := range g.Switches() {
 		swIdx[s.ID] = i
@@ -83,7 +84,7 @@ func NewCluster(g *topology.Graph, records []Record, now time.Time) (*Cluster, e
 			cn.domain = domIdx[n.Domain]
 			c.domains[cn.domain] = append(c.domains[cn.domain], i)
 		}
-		nodeIdx[n.Name] = i
+		c.nodeIdx[n.Name] = i
 		c.nodes = append(c.nodes, cn)
 		c.gpus += n.GPUs
 	}
@@ -98,6 +99,20 @@ func NewCluster(g *topology.Graph, records []Record, now time.Time) (*Cluster, e
 			c.swTotal[p] += c.swTotal[i]
 		}
 	}
+	return c.Occupy(records, now)
+}
+
+// Occupy returns a cluster of the same topology occupied by records at
+// now instead, as NewCluster would build it; c is unchanged and shares
+// its topology, read only, with the result. Build the topology once and
+// occupy it for every ledger change.
+func (c *Cluster) Occupy(records []Record, now time.Time) (*Cluster, error) {
+	o := *c
+	o.now, o.records, o.recNodes, o.running = now, records, make([][]holding, len(records)), nil
+	o.nodes = slices.Clone(c.nodes)
+	for i := range o.nodes {
+		o.nodes[i].used, o.nodes[i].hold = 0, nil
+	}
 	for ri := range records {
 		r := &records[ri]
 		if len(r.Nodes) == 0 || !r.Running(now) {
@@ -105,7 +120,7 @@ func NewCluster(g *topology.Graph, records []Record, now time.Time) (*Cluster, e
 		}
 		per, extra := r.GPUs/len(r.Nodes), r.GPUs%len(r.Nodes)
 		for k, name := range r.Nodes {
-			ni, ok := nodeIdx[name]
+			ni, ok := o.nodeIdx[name]
 			if !ok {
 				return nil, fmt.Errorf("%w: record %q: unknown node %q", ErrInvalid, r.Workload, name)
 			}
@@ -113,17 +128,17 @@ func NewCluster(g *topology.Graph, records []Record, now time.Time) (*Cluster, e
 			if k < extra {
 				g++
 			}
-			n := &c.nodes[ni]
+			n := &o.nodes[ni]
 			if n.used+g > n.gpus {
 				return nil, fmt.Errorf("%w: record %q: node %q has %d GPUs, %d already held", ErrInvalid, r.Workload, name, n.gpus, n.used)
 			}
 			n.used += g
 			n.hold = append(n.hold, holding{rec: ri, gpus: g})
-			c.recNodes[ri] = append(c.recNodes[ri], holding{rec: ni, gpus: g})
+			o.recNodes[ri] = append(o.recNodes[ri], holding{rec: ni, gpus: g})
 		}
-		c.running = append(c.running, ri)
+		o.running = append(o.running, ri)
 	}
-	return c, nil
+	return &o, nil
 }
 
 // GPUs returns the cluster's total GPUs.
