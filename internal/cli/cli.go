@@ -113,6 +113,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newModelCmd(env),
 		newModelsCmd(env),
 		newPlaceCmd(env),
+		newSimulateCmd(env),
 		newAgentCmd(env),
 		newProvidersCmd(env),
 		newEnginesCmd(env),

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toposcope/toposcope/internal/atomicfile"
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/placement/simulate"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/sim"
+)
+
+// simulateOptions are the flags of toposcope simulate.
+type simulateOptions struct {
+	model, trace, writeTrace, budgets, within string
+	policies                                  []string
+	synth                                     simulate.SyntheticOptions
+	fifo, asJSON                              bool
+}
+
+func newSimulateCmd(env *Env) *cobra.Command {
+	o := &simulateOptions{}
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Replay a job trace on a simulation model under several placement policies and compare them",
+		Long: `Replays a CSV job trace (` + simulate.Header + `), or a synthetic
+heavy-tailed one, on a model under each policy and prints, per policy, the
+mean leaf span and lowest-common-switch level of multi-node jobs, p50/p90
+wait, the wait of the largest jobs, GPU occupancy, and delivered/owed
+GPU-hours per account. See docs/placement.md.`,
+		Example: `  toposcope simulate --model fat-tree-512 --jobs 5000 --max-gpus 1024 --interarrival 45 --seed 1
+  toposcope simulate --model nvl72 --within domain --trace jobs.csv --json`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return runSimulate(env, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "fat-tree-512", "bundled model name or model file")
+	f.StringVar(&o.trace, "trace", "", "CSV job trace (default: a synthetic trace from the flags below)")
+	f.StringVar(&o.writeTrace, "write-trace", "", "also write the replayed trace to this CSV file")
+	f.IntVar(&o.synth.Jobs, "jobs", 5000, "synthetic trace: number of jobs")
+	f.Uint64Var(&o.synth.Seed, "seed", 1, "synthetic trace: random seed")
+	f.IntVar(&o.synth.Accounts, "accounts", 4, "synthetic trace: number of accounts")
+	f.IntVar(&o.synth.MaxGPUs, "max-gpus", 256, "synthetic trace: largest job (sizes are powers of two)")
+	f.Float64Var(&o.synth.Alpha, "alpha", 1.2, "synthetic trace: Zipf exponent of job sizes")
+	f.Float64Var(&o.synth.MeanInterarrival, "interarrival", 300, "synthetic trace: mean seconds between submits")
+	f.Float64Var(&o.synth.MeanDuration, "mean-duration", 3600, "synthetic trace: mean runtime in seconds")
+	f.StringSliceVar(&o.policies, "policies", simulate.Policies(), "policies to compare")
+	f.StringVar(&o.within, "within", "leaf", "jobs that fit one leaf (or NVLink domain) must start in one: leaf, domain or none")
+	f.BoolVar(&o.fifo, "fifo", false, "no backfill: the oldest waiting job blocks the queue")
+	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
+	return cmd
+}
+
+func runSimulate(env *Env, o *simulateOptions) error {
+	jobs, err := o.jobs()
+	if err != nil {
+		return err
+	}
+	if o.writeTrace != "" {
+		var buf bytes.Buffer
+		if err := simulate.WriteTrace(&buf, jobs); err != nil {
+			return err
+		}
+		if _, err := atomicfile.Write(o.writeTrace, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	m, err := sim.Load(o.model)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	g, err := m.Graph(providers.Request{})
+	if err != nil {
+		return err
+	}
+	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo}
+	if o.budgets != "" {
+		b, err := readYAML(o.budgets, placement.ParseBudgets)
+		if err != nil {
+			return err
+		}
+		if opts.Tree, err = placement.NewTree(b); err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+	}
+	var reports []*simulate.Report
+	for _, p := range o.policies {
+		start := time.Now()
+		r, err := simulate.Run(g, jobs, strings.TrimSpace(p), opts)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		el := time.Since(start)
+		fmt.Fprintf(env.Stderr, "%s: %d events in %s (%.0f events/s)\n", r.Policy, r.Events, el.Round(time.Millisecond), float64(r.Events)/el.Seconds())
+		reports = append(reports, r)
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(reports)
+	}
+	return simulate.WriteTable(env.Stdout, reports)
+}
+
+// jobs reads the trace, or generates the synthetic one.
+func (o *simulateOptions) jobs() ([]simulate.Job, error) {
+	if o.trace == "" {
+		jobs, err := simulate.Synthetic(o.synth)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		return jobs, nil
+	}
+	f, err := os.Open(o.trace)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	defer func() { _ = f.Close() }()
+	jobs, err := simulate.ParseTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUsage, o.trace, err)
+	}
+	return jobs, nil
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toposcope/toposcope/placement/simulate"
+)
+
+func TestSimulateCmd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	written := filepath.Join(dir, "written.csv")
+	badTrace := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(badTrace, []byte(simulate.Header+"\n0,a,8,60,0\n0,a,eight,60,0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	small := []string{"--model", "small-tree", "--jobs", "200", "--max-gpus", "64", "--interarrival", "60"}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		usage bool
+		want  []string
+	}{
+		{name: "table", args: small, want: []string{"mean leaf span", "toposcope", "firstfit", "bestfit", "slurm-tree", "delivered/owed", "acct03"}},
+		{name: "write-trace", args: append([]string{"--write-trace", written, "--policies", "firstfit"}, small...), want: []string{"firstfit"}},
+		{name: "bad-trace", args: []string{"--trace", badTrace}, usage: true, want: []string{"bad.csv", "line 3 column 3 (gpus)"}},
+		{name: "bad-policy", args: append([]string{"--policies", "random"}, small...), usage: true, want: []string{`policy "random"`}},
+		{name: "bad-model", args: []string{"--model", "nope"}, usage: true, want: []string{"neither a bundled model"}},
+	} {
+		var out, errOut bytes.Buffer
+		cmd := newSimulateCmd(&Env{Stdout: &out, Stderr: &errOut})
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		err := cmd.Execute()
+		if tc.usage != (err != nil && errors.Is(err, ErrUsage)) {
+			t.Fatalf("%s: err = %v, usage error wanted: %v", tc.name, err, tc.usage)
+		}
+		text := out.String()
+		if err != nil {
+			text = err.Error()
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, text)
+			}
+		}
+		if err == nil && !strings.Contains(errOut.String(), "events/s") {
+			t.Errorf("%s: no throughput on stderr: %q", tc.name, errOut.String())
+		}
+	}
+	// The written trace replays to the same report, as JSON.
+	var a, b bytes.Buffer
+	for i, args := range [][]string{
+		append([]string{"--policies", "bestfit", "--json"}, small...),
+		{"--model", "small-tree", "--trace", written, "--policies", "bestfit", "--json"},
+	} {
+		cmd := newSimulateCmd(&Env{Stdout: []*bytes.Buffer{&a, &b}[i], Stderr: &bytes.Buffer{}})
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ra []simulate.Report
+	if err := json.Unmarshal(a.Bytes(), &ra); err != nil || len(ra) != 1 || ra[0].Jobs != 200 {
+		t.Fatalf("JSON report %s: %v", a.String(), err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("the written trace replays differently:\n%s\n%s", a.String(), b.String())
+	}
+}

@@ -1,0 +1,180 @@
+package simulate_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/placement/simulate"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/topology"
+)
+
+func model(t testing.TB, name string) *topology.Graph {
+	t.Helper()
+	m, err := sim.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Graph(providers.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func trace(t *testing.T, csv string) []simulate.Job {
+	t.Helper()
+	jobs, err := simulate.ParseTrace(strings.NewReader(simulate.Header + "\n" + csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
+}
+
+// TestPackingKeepsRoom: on small-tree (two leaves of eight 8-GPU
+// nodes), 4 nodes go to leaf1 and 6 to leaf2; the next 2-node job goes
+// to leaf1 under first fit but to the tighter leaf2 under the others,
+// which leaves leaf1 room for the last 4-node job at once.
+func TestPackingKeepsRoom(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs := trace(t, "0,a,32,100,0\n0,b,48,100,0\n0,a,16,100,0\n1,b,32,10,0\n")
+	for _, tc := range []struct {
+		policy string
+		starts []float64
+	}{
+		{simulate.PolicyFirstFit, []float64{0, 0, 0, 100}},
+		{simulate.PolicyBestFit, []float64{0, 0, 0, 1}},
+		{simulate.PolicySlurmTree, []float64{0, 0, 0, 1}},
+		{simulate.PolicyToposcope, []float64{0, 0, 0, 1}},
+	} {
+		r, err := simulate.Run(g, jobs, tc.policy, simulate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Starts, tc.starts) {
+			t.Errorf("%s: starts %v, want %v", tc.policy, r.Starts, tc.starts)
+		}
+		if r.MultiNodeJobs != 4 || r.MeanLeafSpan != 1 || r.MeanLCALevel != 0 {
+			t.Errorf("%s: %d multi-node jobs, leaf span %.2f, LCA %.2f; want 4 in one leaf each", tc.policy, r.MultiNodeJobs, r.MeanLeafSpan, r.MeanLCALevel)
+		}
+	}
+}
+
+// TestBackfill: a 12-node job runs until 100; a whole-leaf job waits for
+// it and is given a reservation at 100; a 1-node job that ends by then
+// backfills, one that would run past it does not. FIFO starts nothing
+// ahead of the waiting job.
+func TestBackfill(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs := trace(t, "0,a,96,100,0\n1,b,64,10,0\n2,a,8,50,0\n3,a,8,200,0\n")
+	for _, tc := range []struct {
+		fifo   bool
+		starts []float64
+		wait   float64
+	}{
+		{false, []float64{0, 100, 2, 100}, (99 + 97) / 4.0},
+		{true, []float64{0, 100, 100, 100}, (99 + 98 + 97) / 4.0},
+	} {
+		for _, p := range simulate.Policies() {
+			r, err := simulate.Run(g, jobs, p, simulate.Options{FIFO: tc.fifo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(r.Starts, tc.starts) || r.WaitMean != tc.wait {
+				t.Errorf("%s fifo=%v: starts %v (mean wait %g), want %v (%g)", p, tc.fifo, r.Starts, r.WaitMean, tc.starts, tc.wait)
+			}
+		}
+	}
+}
+
+func TestReportMetrics(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	// 12 nodes span both leaves (LCA spine1, level 1); 2 nodes in one leaf.
+	jobs := trace(t, "0,a,96,3600,3600\n0,b,16,3600,0\n7200,b,8,3600,0\n")
+	r, err := simulate.Run(g, jobs, simulate.PolicyFirstFit, simulate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MultiNodeJobs != 2 || r.MeanLeafSpan != 1.5 || r.MeanLCALevel != 0.5 {
+		t.Errorf("multi-node %d, leaf span %g, LCA %g; want 2, 1.5, 0.5", r.MultiNodeJobs, r.MeanLeafSpan, r.MeanLCALevel)
+	}
+	if r.LargestJobGPUs != 96 || r.LargestJobWait != 0 || r.SpanSeconds != 10800 || r.Events != 6 {
+		t.Errorf("largest %d wait %g span %g events %d", r.LargestJobGPUs, r.LargestJobWait, r.SpanSeconds, r.Events)
+	}
+	// While jobs arrive (0..7200 s): 112 of 128 GPUs for the first hour.
+	if want := 112.0 * 3600 / (128 * 7200); r.Occupancy != want {
+		t.Errorf("occupancy %g, want %g", r.Occupancy, want)
+	}
+	// Equal shares of 128 GPUs over 3 h: a is owed min(64, 96) for its
+	// hour and delivered 96 (allocated); b's work is unallocated.
+	want := []simulate.AccountReport{{Account: "a", Owed: 64, Delivered: 96, Ratio: 1.5}, {Account: "b", Owed: 24, Delivered: 0}}
+	if !slices.Equal(r.Accounts, want) {
+		t.Errorf("accounts %+v, want %+v", r.Accounts, want)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs := trace(t, "0,a,8,60,0\n")
+	tree, err := placement.NewTree(&placement.Budgets{Accounts: []placement.AccountSpec{{Name: "other", Shares: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		jobs   []simulate.Job
+		policy string
+		o      simulate.Options
+		want   string
+	}{
+		{"unknown policy", jobs, "random", simulate.Options{}, `policy "random"`},
+		{"bad scope", jobs, simulate.PolicyFirstFit, simulate.Options{Within: "rack"}, `within "rack"`},
+		{"too big", trace(t, "0,a,256,60,0\n"), simulate.PolicyFirstFit, simulate.Options{}, "job 0 asks for 256 GPUs; the cluster has 128"},
+		{"no budget", jobs, simulate.PolicyFirstFit, simulate.Options{Tree: tree}, `account "a" of the trace has no budget`},
+	} {
+		_, err := simulate.Run(g, tc.jobs, tc.policy, tc.o)
+		if !errors.Is(err, simulate.ErrScenario) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Run = %v, want ErrScenario with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestPoliciesOnBundledModels replays synthetic traces on every bundled
+// model under every policy and scope. The replay checks each placement
+// (the pods add up, a constrained job stays in one group, no node is
+// overfilled) and fails on any violation; here every job must also
+// start no earlier than it was submitted.
+func TestPoliciesOnBundledModels(t *testing.T) {
+	t.Parallel()
+	jobs, err := simulate.Synthetic(simulate.SyntheticOptions{Jobs: 400, Seed: 11, MaxGPUs: 64, MeanInterarrival: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range sim.Bundled() {
+		g := model(t, info.Name)
+		for _, within := range []placement.Scope{placement.ScopeLeaf, placement.ScopeDomain, simulate.ScopeNone} {
+			for _, p := range simulate.Policies() {
+				r, err := simulate.Run(g, jobs, p, simulate.Options{Within: within})
+				if err != nil {
+					t.Fatalf("%s within %s, %s: %v", info.Name, within, p, err)
+				}
+				for i, s := range r.Starts {
+					if s < jobs[i].Submit {
+						t.Fatalf("%s within %s, %s: job %d starts at %g before its submit %g", info.Name, within, p, i, s, jobs[i].Submit)
+					}
+				}
+				if r.Jobs != len(jobs) || r.Occupancy <= 0 || r.Occupancy > 1 {
+					t.Errorf("%s within %s, %s: %d jobs, occupancy %g", info.Name, within, p, r.Jobs, r.Occupancy)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toposcope/toposcope/placement"
+)
+
+// Report is one policy's replay result.
+type Report struct {
+	Policy string `json:"policy"`
+	// Jobs and Events are the jobs replayed and the events processed
+	// (submits and finishes).
+	Jobs   int `json:"jobs"`
+	Events int `json:"events"`
+	// MultiNodeJobs ran on more than one node; MeanLeafSpan and
+	// MeanLCALevel average their leaf switches and the level of their
+	// lowest common switch (0 = one leaf).
+	MultiNodeJobs int     `json:"multiNodeJobs"`
+	MeanLeafSpan  float64 `json:"meanLeafSpan"`
+	MeanLCALevel  float64 `json:"meanLCALevel"`
+	// WaitP50, WaitP90 and WaitMean are start minus submit, in seconds.
+	WaitP50  float64 `json:"waitP50Seconds"`
+	WaitP90  float64 `json:"waitP90Seconds"`
+	WaitMean float64 `json:"waitMeanSeconds"`
+	// LargestJobGPUs is the largest request of the trace; LargestJobWait
+	// the mean wait of the jobs of that size.
+	LargestJobGPUs int     `json:"largestJobGPUs"`
+	LargestJobWait float64 `json:"largestJobWaitSeconds"`
+	// Occupancy is the share of the cluster's GPU-seconds that jobs ran
+	// while jobs arrived (first to last submit; the whole span when all
+	// arrive at once), so the drain after the last submit does not
+	// dilute it. SpanSeconds runs from the first submit to the last
+	// finish.
+	Occupancy   float64 `json:"occupancy"`
+	SpanSeconds float64 `json:"spanSeconds"`
+	// Accounts are owed and delivered GPU-hours (fairshare.md §9.2)
+	// over the whole span, by account.
+	Accounts []AccountReport `json:"accounts"`
+	// Starts is each job's start, in seconds, by job ID.
+	Starts []float64 `json:"-"`
+}
+
+// AccountReport is one account's owed and delivered GPU-hours.
+type AccountReport struct {
+	Account   string  `json:"account"`
+	Owed      float64 `json:"owedGPUHours"`
+	Delivered float64 `json:"deliveredGPUHours"`
+	// Ratio is Delivered/Owed (0 when nothing is owed).
+	Ratio float64 `json:"deliveredOverOwed"`
+}
+
+func report(s *state, jobs []Job, out []outcome, events int, policy string, tree *placement.Tree) *Report {
+	r := &Report{Policy: policy, Jobs: len(jobs), Events: events, Starts: make([]float64, len(jobs))}
+	if len(jobs) == 0 {
+		return r
+	}
+	waits := make([]float64, len(jobs))
+	var spanSum, lcaSum, end float64
+	recs := make([]placement.Record, len(jobs))
+	for i, j := range jobs {
+		o := out[i]
+		r.Starts[i] = o.start
+		waits[i] = o.start - j.Submit
+		r.WaitMean += waits[i]
+		if o.nodes > 1 {
+			r.MultiNodeJobs++
+			spanSum += float64(o.leaves)
+			lcaSum += float64(o.lca)
+		}
+		end = max(end, o.start+j.Duration)
+		r.LargestJobGPUs = max(r.LargestJobGPUs, j.GPUs)
+		recs[i] = placement.Record{Account: j.Account, Workload: fmt.Sprint(j.ID), GPUs: j.GPUs,
+			Submit: epoch(j.Submit), Start: epoch(o.start), End: epoch(o.start + j.Duration), Allocated: j.MinRuntime > 0}
+	}
+	r.WaitMean /= float64(len(jobs))
+	if r.MultiNodeJobs > 0 {
+		r.MeanLeafSpan = spanSum / float64(r.MultiNodeJobs)
+		r.MeanLCALevel = lcaSum / float64(r.MultiNodeJobs)
+	}
+	n := 0
+	for i, j := range jobs {
+		if j.GPUs == r.LargestJobGPUs {
+			r.LargestJobWait += waits[i]
+			n++
+		}
+	}
+	r.LargestJobWait /= float64(n)
+	slices.Sort(waits)
+	r.WaitP50, r.WaitP90 = percentile(waits, 0.5), percentile(waits, 0.9)
+	r.SpanSeconds = end - jobs[0].Submit
+	w0, w1 := jobs[0].Submit, jobs[len(jobs)-1].Submit
+	if w1 <= w0 {
+		w1 = end
+	}
+	if w1 > w0 {
+		var gpuSec float64
+		for i, j := range jobs {
+			gpuSec += float64(j.GPUs) * max(0, min(w1, out[i].start+j.Duration)-max(w0, out[i].start))
+		}
+		r.Occupancy = gpuSec / (float64(s.gpus) * (w1 - w0))
+	}
+	window := time.Duration(math.Ceil(r.SpanSeconds/3600)) * time.Hour
+	owed, delivered := placement.OwedDelivered(tree, recs, epoch(end), window, s.gpus)
+	for _, a := range accountsOf(jobs) {
+		i, _ := tree.Lookup(a)
+		ar := AccountReport{Account: a, Owed: round2(owed[i]), Delivered: round2(delivered[i])}
+		if owed[i] > 0 {
+			ar.Ratio = round2(delivered[i] / owed[i])
+		}
+		r.Accounts = append(r.Accounts, ar)
+	}
+	return r
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	k := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(k, len(sorted)-1))]
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// WriteTable prints the reports side by side: one row per policy, then
+// delivered/owed per account and policy.
+func WriteTable(w io.Writer, reports []*Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\t")
+	for _, r := range reports {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t\n", r.Policy, r.Jobs, r.MultiNodeJobs,
+			r.MeanLeafSpan, r.MeanLCALevel, dur(r.WaitP50), dur(r.WaitP90), dur(r.LargestJobWait), 100*r.Occupancy)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	if len(reports) > 0 && len(reports[0].Accounts) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		head := []string{"account", "owed GPU-h (" + reports[0].Policy + ")"}
+		for _, r := range reports {
+			head = append(head, r.Policy+" delivered/owed")
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+		for i, a := range reports[0].Accounts {
+			row := []string{a.Account, fmt.Sprintf("%.0f", a.Owed)}
+			for _, r := range reports {
+				row = append(row, fmt.Sprintf("%.2f", r.Accounts[i].Ratio))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+// dur prints seconds as a rounded duration.
+func dur(sec float64) string {
+	d := secs(sec).Round(time.Second)
+	if d >= time.Hour {
+		d = d.Round(time.Minute)
+	}
+	return d.String()
+}

@@ -1,0 +1,203 @@
+package simulate
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// ErrTrace is wrapped by every trace parse error.
+var ErrTrace = errors.New("invalid trace")
+
+// Header is the required first line of a CSV trace.
+const Header = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds"
+
+// Job is one trace line: a job submitted at Submit seconds after the
+// trace start by Account, asking for GPUs GPUs for Duration seconds.
+// MinRuntime is its protected runtime in seconds (0: unallocated work).
+type Job struct {
+	ID         int     `json:"id"`
+	Submit     float64 `json:"submitSeconds"`
+	Account    string  `json:"account"`
+	GPUs       int     `json:"gpus"`
+	Duration   float64 `json:"durationSeconds"`
+	MinRuntime float64 `json:"minRuntimeSeconds"`
+}
+
+// ParseTrace reads a CSV trace (see Header). Submit times must not
+// decrease; gpus and duration_seconds must be positive; min_runtime_seconds
+// must be in [0, duration_seconds]. Errors name the line and column.
+func ParseTrace(r io.Reader) ([]Job, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	var jobs []Job
+	cols := strings.Split(Header, ",")
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTrace, err)
+		}
+		if line, _ = cr.FieldPos(0); line == 1 {
+			if strings.Join(rec, ",") != Header {
+				return nil, fmt.Errorf("%w: line 1: header must be %q", ErrTrace, Header)
+			}
+			continue
+		}
+		if len(rec) != len(cols) {
+			return nil, fmt.Errorf("%w: line %d: %d fields, want %d", ErrTrace, line, len(rec), len(cols))
+		}
+		bad := func(col int, format string, a ...any) error {
+			return fmt.Errorf("%w: line %d column %d (%s): %s", ErrTrace, line, col+1, cols[col], fmt.Sprintf(format, a...))
+		}
+		j := Job{ID: len(jobs), Account: strings.TrimSpace(rec[1])}
+		nums := [...]*float64{&j.Submit, nil, nil, &j.Duration, &j.MinRuntime}
+		for c, p := range nums {
+			if p == nil {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[c]), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return nil, bad(c, "%q is not a non-negative number", rec[c])
+			}
+			*p = v
+		}
+		g, err := strconv.Atoi(strings.TrimSpace(rec[2]))
+		switch {
+		case j.Account == "":
+			return nil, bad(1, "account is empty")
+		case err != nil || g <= 0:
+			return nil, bad(2, "%q is not a positive integer", rec[2])
+		case j.Duration <= 0:
+			return nil, bad(3, "duration must be positive")
+		case j.MinRuntime > j.Duration:
+			return nil, bad(4, "min runtime %g exceeds duration %g", j.MinRuntime, j.Duration)
+		case len(jobs) > 0 && j.Submit < jobs[len(jobs)-1].Submit:
+			return nil, bad(0, "submit %g is before the previous line's %g", j.Submit, jobs[len(jobs)-1].Submit)
+		}
+		j.GPUs = g
+		jobs = append(jobs, j)
+	}
+	if len(jobs) == 0 && cr.InputOffset() == 0 {
+		return nil, fmt.Errorf("%w: line 1: missing header %q", ErrTrace, Header)
+	}
+	return jobs, nil
+}
+
+// WriteTrace writes jobs as a CSV trace that ParseTrace reads back.
+func WriteTrace(w io.Writer, jobs []Job) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(strings.Split(Header, ",")); err != nil {
+		return fmt.Errorf("write trace: %w", err)
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, j := range jobs {
+		if err := cw.Write([]string{f(j.Submit), j.Account, strconv.Itoa(j.GPUs), f(j.Duration), f(j.MinRuntime)}); err != nil {
+			return fmt.Errorf("write trace: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write trace: %w", err)
+	}
+	return nil
+}
+
+// SyntheticOptions shape a generated trace.
+type SyntheticOptions struct {
+	// Jobs is the number of jobs (required, > 0).
+	Jobs int
+	// Seed seeds the PCG generator; equal options give equal traces.
+	Seed uint64
+	// Accounts is the number of accounts, acct00.. (default 4).
+	Accounts int
+	// MaxGPUs caps a job's GPUs (default 256); sizes are powers of two.
+	MaxGPUs int
+	// Alpha is the Zipf exponent over size classes 1,2,4,..: P(2^k) ∝
+	// (k+1)^-Alpha (default 1.2; larger means fewer big jobs).
+	Alpha float64
+	// MeanInterarrival is the mean gap between submits in seconds
+	// (exponential; default 300).
+	MeanInterarrival float64
+	// MeanDuration is the scale of the Pareto(shape 1.5) runtime in
+	// seconds (default 3600); runtimes are capped at 48 h.
+	MeanDuration float64
+}
+
+// Validate reports options Synthetic cannot use (after defaults).
+func (o SyntheticOptions) Validate() error {
+	var errs []error
+	if o.Jobs <= 0 {
+		errs = append(errs, errors.New("jobs must be positive"))
+	}
+	if o.Accounts < 0 || o.MaxGPUs < 0 || o.Alpha < 0 || o.MeanInterarrival < 0 || o.MeanDuration < 0 {
+		errs = append(errs, errors.New("accounts, max GPUs, alpha and means must not be negative"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("synthetic options: %w", err)
+	}
+	return nil
+}
+
+func (o SyntheticOptions) withDefaults() SyntheticOptions {
+	if o.Accounts == 0 {
+		o.Accounts = 4
+	}
+	if o.MaxGPUs == 0 {
+		o.MaxGPUs = 256
+	}
+	if o.Alpha == 0 {
+		o.Alpha = 1.2
+	}
+	if o.MeanInterarrival == 0 {
+		o.MeanInterarrival = 300
+	}
+	if o.MeanDuration == 0 {
+		o.MeanDuration = 3600
+	}
+	return o
+}
+
+// Synthetic generates a heavy-tailed trace: power-of-two GPU counts with a
+// Zipf tail over size classes, Pareto runtimes, exponential gaps. Every
+// third job is allocated with a min runtime of a quarter of its duration.
+func Synthetic(o SyntheticOptions) ([]Job, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults()
+	rng := rand.New(rand.NewPCG(o.Seed, 0x70b05c09e))
+	var weights []float64
+	sum := 0.0
+	for s := 1; s <= o.MaxGPUs; s *= 2 {
+		w := math.Pow(float64(len(weights)+1), -o.Alpha)
+		weights = append(weights, w)
+		sum += w
+	}
+	jobs := make([]Job, o.Jobs)
+	t := 0.0
+	for i := range jobs {
+		t += math.Round(rng.ExpFloat64() * o.MeanInterarrival)
+		u, k := rng.Float64()*sum, 0
+		for ; k < len(weights)-1 && u >= weights[k]; k++ {
+			u -= weights[k]
+		}
+		// Pareto with shape 1.5 has mean 3·xm; scale so the mean is MeanDuration.
+		d := (o.MeanDuration / 3) / math.Pow(1-rng.Float64(), 1/1.5)
+		d = math.Round(min(d, 48*3600))
+		j := Job{ID: i, Submit: t, Account: fmt.Sprintf("acct%02d", rng.IntN(o.Accounts)), GPUs: 1 << k, Duration: max(d, 1)}
+		if i%3 == 0 {
+			j.MinRuntime = math.Round(j.Duration / 4)
+		}
+		jobs[i] = j
+	}
+	return jobs, nil
+}
