@@ -86,32 +86,11 @@ func (c Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, config.Errorf("timeout", "must be positive"))
 	}
-	if err := c.Retry.Validate(); err != nil {
-		errs = append(errs, retryFields(err))
-	}
+	errs = append(errs, config.PrefixFields("retry", c.Retry.Validate()))
 	for i, s := range c.Snapshot {
 		if s.InstanceID == "" {
 			errs = append(errs, config.Errorf(fmt.Sprintf("snapshot[%d].instanceId", i), "is required"))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// retryFields puts "retry." in front of the fields of the policy's errors.
-func retryFields(err error) error {
-	list := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	}
-	out := make([]error, 0, len(list))
-	for _, e := range list {
-		var fe *config.FieldError
-		if errors.As(e, &fe) {
-			c := *fe
-			c.Field = "retry." + c.Field
-			e = &c
-		}
-		out = append(out, e)
-	}
-	return errors.Join(out...)
 }
