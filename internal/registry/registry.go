@@ -25,6 +25,7 @@ import (
 	"github.com/toposcope/toposcope/providers/netq"
 	"github.com/toposcope/toposcope/providers/nscale"
 	"github.com/toposcope/toposcope/providers/nvlink"
+	"github.com/toposcope/toposcope/providers/oci"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/providers/ufm"
 )
@@ -46,6 +47,7 @@ func Providers() []providers.Factory {
 		agents.NewFactory(),
 		aws.NewFactory(),
 		gcp.NewFactory(),
+		oci.NewFactory(),
 		lambda.NewFactory(),
 		nscale.NewFactory(),
 		merge.NewFactory(lookup),
