@@ -12,6 +12,7 @@ require (
 
 require (
 	github.com/gofrs/flock v0.10.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
 )

@@ -100,6 +100,9 @@ type Deps struct {
 	// Agents, when set, gives the node agents' reports the server keeps
 	// (nil outside `toposcope serve`).
 	Agents AgentReports
+	// Observer records the provider's API calls and unplaced nodes for
+	// metrics; a no-op once defaulted.
+	Observer Observer
 }
 
 // WithDefaults fills unset dependencies.
@@ -109,6 +112,9 @@ func (d Deps) WithDefaults() Deps {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Observer == nil {
+		d.Observer = nopObserver{}
 	}
 	return d
 }

@@ -131,7 +131,7 @@ func NewLoop(deps LoopDeps) (*Loop, error) {
 func (l *Loop) newProvider() (providers.Provider, error) {
 	p, err := l.provider.New(&l.deps.Provider.Params, "provider.params", providers.Deps{
 		Logger: l.deps.Logger.With("provider", l.provider.Name), Now: l.deps.Now,
-		Agents: agentReports(l.deps.Store),
+		Agents: agentReports(l.deps.Store), Observer: l.deps.Metrics.Observer(),
 	}.WithDefaults())
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", l.provider.Name, err)

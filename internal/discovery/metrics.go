@@ -25,6 +25,7 @@ type Metrics struct {
 	refusing          prometheus.Gauge
 	requests          *prometheus.CounterVec
 	queued            prometheus.Gauge
+	api               providerAPIMetrics
 }
 
 // NewMetrics creates the metrics and registers them on reg.
@@ -71,7 +72,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "toposcope_generate_requests_in_progress", Help: "POST /v1/generate requests accepted and not finished.",
 		}),
 	}
+	m.api = newProviderAPIMetrics(buckets)
 	for _, c := range []prometheus.Collector{
+		m.api.calls, m.api.duration, m.api.throttled, m.api.unplaced,
 		m.discoveryDuration, m.discoveries, m.publishDuration, m.publishes, m.changes,
 		m.graphNodes, m.graphSwitches, m.graphDomains, m.uncovered, m.refusals, m.refusing, m.requests, m.queued,
 	} {

@@ -160,7 +160,7 @@ func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) 
 	}
 	if j.prov, err = pf.New(pn, "provider.params", providers.Deps{
 		Logger: r.deps.Logger.With("provider", pf.Name), Now: r.deps.Now,
-		Agents: agentReports(r.deps.Store),
+		Agents: agentReports(r.deps.Store), Observer: r.deps.Metrics.Observer(),
 	}.WithDefaults()); err != nil {
 		return j, err
 	}

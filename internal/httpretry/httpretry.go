@@ -61,6 +61,18 @@ func WithJitter(jitter func(d time.Duration) time.Duration) Option {
 // WithClock sets the clock used to read HTTP-date Retry-After values.
 func WithClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
 
+// WithTransport wraps the transport of the *http.Client the Client sends
+// through (metrics); other Doers are left as they are.
+func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
+	return func(c *Client) {
+		if hc, ok := c.doer.(*http.Client); ok {
+			cp := *hc
+			cp.Transport = wrap(hc.Transport)
+			c.doer = &cp
+		}
+	}
+}
+
 // WithLogger sets the logger for retries (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 

@@ -116,6 +116,13 @@ func (r Report) Log(log *slog.Logger, provider string) {
 		"noTopology", len(r.NoTopology), "noTopologyNames", firstNames(r.NoTopology))
 }
 
+// Record gives the report's counts to obs (metrics).
+func (r Report) Record(obs providers.Observer, provider string) {
+	if obs != nil {
+		obs.Unplaced(provider, len(r.Omitted), len(r.NoTopology))
+	}
+}
+
 func firstNames(names []string) string {
 	if len(names) > maxLoggedNames {
 		return strings.Join(names[:maxLoggedNames], ",") + fmt.Sprintf(",... (%d more)", len(names)-maxLoggedNames)

@@ -68,7 +68,7 @@ func New(cfg Config, deps providers.Deps) (*Provider, error) {
 		p.nodes, _ = hostlist.Expand(cfg.Nodes) // validated
 	}
 	if cfg.Server != nil {
-		src, err := newRemote(*cfg.Server, cfg.token(), deps.Logger)
+		src, err := newRemote(*cfg.Server, cfg.token(), deps.Logger, deps.Observer)
 		if err != nil {
 			return nil, fmt.Errorf("agents: server: %w", err)
 		}
@@ -197,12 +197,13 @@ type remote struct {
 	header http.Header
 }
 
-func newRemote(c httpretry.Connection, tok httpretry.Secret, log *slog.Logger) (*remote, error) {
+func newRemote(c httpretry.Connection, tok httpretry.Secret, log *slog.Logger, obs providers.Observer) (*remote, error) {
 	token, err := tok.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("token: %w", err)
 	}
-	client, err := c.Client(log, httpretry.WithSecrets(token))
+	client, err := c.Client(log, httpretry.WithSecrets(token),
+		httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper { return providers.ObservedTransport(rt, Name, obs) }))
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,7 @@ type Provider struct {
 	getenv    func(string) string
 	fileCreds *awssdk.Credentials
 	mapping   metadata.Mapping
+	obs       providers.Observer
 }
 
 // Option customizes a Provider.
@@ -67,7 +68,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, getenv: os.Getenv,
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, getenv: os.Getenv,
 		mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
 	for _, o := range opts {
 		o(p)
@@ -83,7 +84,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		p.fileCreds = c
 	}
 	if p.api == nil {
-		p.api = newClient(cfg)
+		p.api = newClient(cfg, deps.Observer)
 	}
 	return p, nil
 }
@@ -140,6 +141,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		return nil, fmt.Errorf("aws: %w", err)
 	}
 	rep.Log(p.log, Name)
+	rep.Record(p.obs, Name)
 	p.log.Debug("aws discovery", "region", p.cfg.Region, "calls", calls, "instances", len(found),
 		"nodes", len(g.Nodes()), "switches", len(g.Switches()), "unplaced", rep.Count())
 	return g, nil

@@ -3,6 +3,7 @@ package aws
 import (
 	"errors"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // newClient builds the EC2 client: the region, the endpoint override,
 // and the SDK's standard retryer set to the configured policy (no
 // client-side retry quota, so a throttling burst is ridden out).
-func newClient(cfg Config) *ec2.Client {
+func newClient(cfg Config, obs providers.Observer) *ec2.Client {
 	pol := cfg.Retry
 	if pol.MaxAttempts == 0 {
 		pol.MaxAttempts = httpretry.DefaultMaxAttempts
@@ -34,7 +35,8 @@ func newClient(cfg Config) *ec2.Client {
 		pol.MaxDelay = httpretry.DefaultMaxDelay
 	}
 	opts := ec2.Options{
-		Region: cfg.Region,
+		Region:     cfg.Region,
+		HTTPClient: &http.Client{Transport: providers.ObservedTransport(http.DefaultTransport.(*http.Transport).Clone(), Name, obs)},
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = pol.MaxAttempts
 			o.MaxBackoff = pol.MaxDelay

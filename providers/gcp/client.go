@@ -1,8 +1,10 @@
 package gcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -13,9 +15,11 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+	htransport "google.golang.org/api/transport/http"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/providers"
 )
 
 // API is one page of instances.list or instances.aggregatedList.
@@ -39,10 +43,11 @@ type sdkAPI struct {
 // newSDK builds the Compute REST client for one discovery: endpoint
 // override, credentials, and the configured retry policy in place of the
 // SDK's default (which retries 503/504 for up to 600 s).
-func newSDK(ctx context.Context, cfg Config, accessToken string) (*sdkAPI, error) {
-	var opts []option.ClientOption
+func newSDK(ctx context.Context, cfg Config, accessToken string, obs providers.Observer) (*sdkAPI, error) {
+	opts := []option.ClientOption{option.WithScopes(compute.DefaultAuthScopes()...)}
+	var endpoint []option.ClientOption
 	if cfg.Endpoint != "" {
-		opts = append(opts, option.WithEndpoint(cfg.Endpoint))
+		endpoint = append(endpoint, option.WithEndpoint(cfg.Endpoint))
 	}
 	switch {
 	case accessToken != "":
@@ -52,7 +57,13 @@ func newSDK(ctx context.Context, cfg Config, accessToken string) (*sdkAPI, error
 	case cfg.CredentialsFile != "":
 		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, cfg.CredentialsFile))
 	}
-	c, err := compute.NewInstancesRESTClient(ctx, opts...)
+	// Build the authenticated HTTP client as the REST client would, and
+	// record every exchange on it for metrics.
+	hc, _, err := htransport.NewClient(ctx, append(opts, endpoint...)...)
+	if err != nil {
+		return nil, err
+	}
+	c, err := compute.NewInstancesRESTClient(ctx, append(endpoint, option.WithHTTPClient(providers.ObservedClient(hc, Name, obs, throttledResponse)))...)
 	if err != nil {
 		return nil, err
 	}
@@ -139,4 +150,19 @@ func isThrottle(ge *googleapi.Error) bool {
 		}
 	}
 	return false
+}
+
+// throttledResponse is 429, 503, or 403 with reason rateLimitExceeded or
+// userRateLimitExceeded; it reads a 403 body and puts it back.
+func throttledResponse(resp *http.Response) bool {
+	if providers.DefaultThrottled(resp) {
+		return true
+	}
+	if resp.StatusCode != http.StatusForbidden || resp.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return err == nil && (bytes.Contains(body, []byte(`"rateLimitExceeded"`)) || bytes.Contains(body, []byte(`"userRateLimitExceeded"`)))
 }

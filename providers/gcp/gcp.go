@@ -51,6 +51,7 @@ type Provider struct {
 	log     *slog.Logger
 	newAPI  func(ctx context.Context, accessToken string) (API, error)
 	mapping metadata.Mapping
+	obs     providers.Observer
 }
 
 // Option customizes a Provider.
@@ -72,8 +73,8 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		}
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
-	p.newAPI = func(ctx context.Context, tok string) (API, error) { return newSDK(ctx, cfg, tok) }
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+	p.newAPI = func(ctx context.Context, tok string) (API, error) { return newSDK(ctx, cfg, tok, deps.Observer) }
 	for _, o := range opts {
 		o(p)
 	}
@@ -125,6 +126,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		return nil, fmt.Errorf("gcp: %w", err)
 	}
 	rep.Log(p.log, Name)
+	rep.Record(p.obs, Name)
 	p.log.Debug("gcp discovery", "project", p.cfg.Project, "calls", calls, "instances", len(found),
 		"nodes", len(g.Nodes()), "unplaced", rep.Count())
 	return g, nil

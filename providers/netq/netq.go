@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -97,6 +98,7 @@ type Provider struct {
 	password string
 	log      *slog.Logger
 	hosts    fabric.HostSet
+	obs      providers.Observer
 }
 
 // New validates cfg and returns the provider. opts configure its HTTP
@@ -110,7 +112,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 
 func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, error) {
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer}
 	if cfg.Nodes != "" {
 		names, _ := hostlist.Expand(cfg.Nodes) // validated
 		p.hosts = fabric.NewHostSet(names)
@@ -123,7 +125,9 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 		return nil, &config.FieldError{Field: "passwordFile", Err: err}
 	}
 	p.password = pw
-	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithSecrets(pw))...)
+	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithSecrets(pw), httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper {
+		return providers.ObservedTransport(rt, Name, deps.Observer)
+	}))...)
 	if err != nil {
 		return nil, &config.FieldError{Field: "caFile", Err: err}
 	}

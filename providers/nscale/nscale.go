@@ -49,6 +49,7 @@ type Provider struct {
 	token   string
 	log     *slog.Logger
 	mapping metadata.Mapping
+	obs     providers.Observer
 }
 
 // New validates cfg and returns the provider; opts configure its HTTP
@@ -58,7 +59,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, mapping: metadata.Mapping{Names: cfg.Nodes}}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: metadata.Mapping{Names: cfg.Nodes}}
 	if cfg.Snapshot != nil {
 		return p, nil
 	}
@@ -67,7 +68,9 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 		return nil, &config.FieldError{Field: "tokenFile", Err: err}
 	}
 	p.token = tok
-	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithSecrets(tok))...)
+	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithSecrets(tok), httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper {
+		return providers.ObservedTransport(rt, Name, deps.Observer)
+	}))...)
 	if err != nil {
 		return nil, &config.FieldError{Field: "caFile", Err: err}
 	}
@@ -115,6 +118,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		return nil, fmt.Errorf("nscale: %w", err)
 	}
 	rep.Log(p.log, Name)
+	rep.Record(p.obs, Name)
 	p.log.Debug("nscale discovery", "calls", calls, "instances", len(found), "nodes", len(g.Nodes()), "unplaced", rep.Count())
 	return g, nil
 }

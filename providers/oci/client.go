@@ -13,6 +13,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/identity"
 
 	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/providers"
 )
 
 // Host is one compute host as the provider uses it.
@@ -55,7 +56,7 @@ type sdkAPI struct {
 // chain), the region and endpoint overrides, and the configured retry
 // policy on the HTTP client in place of the SDK's retries and circuit
 // breaker.
-func newSDK(cfg Config, creds *Credentials, log *slog.Logger) (*sdkAPI, error) {
+func newSDK(cfg Config, creds *Credentials, log *slog.Logger, obs providers.Observer) (*sdkAPI, error) {
 	var cp common.ConfigurationProvider
 	var err error
 	switch {
@@ -94,7 +95,7 @@ func newSDK(cfg Config, creds *Credentials, log *slog.Logger) (*sdkAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	doer := httpretry.New(hc, cfg.Retry, httpretry.WithLogger(log))
+	doer := httpretry.New(providers.ObservedClient(hc, Name, obs), cfg.Retry, httpretry.WithLogger(log))
 	for _, b := range []*common.BaseClient{&s.compute.BaseClient, &s.identity.BaseClient} {
 		b.Configuration = common.CustomClientConfiguration{RetryPolicy: &noRetry}
 		b.HTTPClient = doer

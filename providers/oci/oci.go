@@ -56,6 +56,7 @@ type Provider struct {
 	log     *slog.Logger
 	newAPI  func(creds *Credentials) (API, error)
 	mapping metadata.Mapping
+	obs     providers.Observer
 }
 
 // Option customizes a Provider.
@@ -77,8 +78,8 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		}
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, mapping: metadata.Mapping{Names: cfg.Nodes}}
-	p.newAPI = func(creds *Credentials) (API, error) { return newSDK(cfg, creds, deps.Logger) }
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: metadata.Mapping{Names: cfg.Nodes}}
+	p.newAPI = func(creds *Credentials) (API, error) { return newSDK(cfg, creds, deps.Logger, deps.Observer) }
 	for _, o := range opts {
 		o(p)
 	}
@@ -143,6 +144,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		return nil, fmt.Errorf("oci: %w", err)
 	}
 	rep.Log(p.log, Name)
+	rep.Record(p.obs, Name)
 	p.log.Debug("oci discovery", "region", p.cfg.Region, "calls", calls, "instances", len(found),
 		"nodes", len(g.Nodes()), "unplaced", rep.Count())
 	return g, nil

@@ -72,6 +72,7 @@ type Provider struct {
 	auth   string // the Authorization header value; never logged
 	log    *slog.Logger
 	hosts  fabric.HostSet
+	obs    providers.Observer
 }
 
 // New validates cfg and returns the provider. opts configure its HTTP
@@ -85,7 +86,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 
 func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, error) {
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer}
 	if cfg.Nodes != "" {
 		names, _ := hostlist.Expand(cfg.Nodes) // validated
 		p.hosts = fabric.NewHostSet(names)
@@ -110,7 +111,9 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 		p.auth = "Basic " + cred
 		opts = append(opts, httpretry.WithSecrets(pw, cred))
 	}
-	c, err := cfg.Client(deps.Logger, opts...)
+	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper {
+		return providers.ObservedTransport(rt, Name, deps.Observer)
+	}))...)
 	if err != nil {
 		return nil, &config.FieldError{Field: "caFile", Err: err}
 	}
