@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -132,4 +133,24 @@ type Factory struct {
 	// Example is a parameter document that builds a working provider with
 	// no outside service, used by the conformance test and the docs.
 	Example string
+}
+
+// Decoded is the body of most factories' New: it decodes params over
+// cfg (the plugin's defaults), builds the provider with build, and puts
+// prefix in front of the fields of its errors.
+func Decoded[C any, PC interface {
+	*C
+	config.Validator
+}, P Provider](params *yaml.Node, prefix string, deps Deps, cfg C, build func(C, Deps) (P, error)) (Provider, error) {
+	if err := config.Decode(params, PC(&cfg), prefix); err != nil {
+		return nil, err
+	}
+	p, err := build(cfg, deps)
+	if err != nil {
+		if prefix != "" {
+			return nil, config.PrefixFields(prefix, err)
+		}
+		return nil, err
+	}
+	return p, nil
 }

@@ -107,11 +107,7 @@ func clouds() []emulated {
 // answered, one throttled, and the two unplaced nodes.
 func TestObserverSeesEveryCall(t *testing.T) {
 	t.Parallel()
-	m, err := sim.Load("nvl72")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := m.Graph(providers.Request{})
+	g, err := sim.LoadGraph("nvl72")
 	if err != nil {
 		t.Fatal(err)
 	}

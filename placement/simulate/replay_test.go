@@ -8,18 +8,13 @@ import (
 
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/simulate"
-	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/topology"
 )
 
 func model(t testing.TB, name string) *topology.Graph {
 	t.Helper()
-	m, err := sim.Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := m.Graph(providers.Request{})
+	g, err := sim.LoadGraph(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -247,19 +247,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "what node agents (toposcope agent --server) reported: identity, GPUs, NVLink domains",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := New(cfg, deps)
-			if err != nil {
-				var fe *config.FieldError
-				if errors.As(err, &fe) && prefix != "" {
-					return nil, config.PrefixFields(prefix, err)
-				}
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
 		Example: exampleParams,
 	}

@@ -230,21 +230,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "Compute Engine physicalHostTopology: sub-block, block and cluster as tiers; sub-block as NVLink domain",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := New(cfg, deps)
-			var fe *config.FieldError
-			if errors.As(err, &fe) {
-				c := *fe
-				c.Field = prefix + "." + c.Field
-				return nil, &c
-			}
-			if err != nil {
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
 		Example: `snapshot:
   - {id: "5815586279631866288", name: vm-01, zone: europe-west1-b, cluster: ew1-cluster, block: blk-1, subblock: sb-1}

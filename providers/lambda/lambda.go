@@ -194,21 +194,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "Lambda topology API: network path as tiers, NVLink domain and clique",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := New(cfg, deps)
-			var fe *config.FieldError
-			if errors.As(err, &fe) {
-				c := *fe
-				c.Field = prefix + "." + c.Field
-				return nil, &c
-			}
-			if err != nil {
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
 		Example: `snapshot:
   - {id: inst-01, networkPath: [leaf1, spine1, core1]}

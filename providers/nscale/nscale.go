@@ -196,21 +196,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "Nscale Radar topology API: network node path as tiers, block as NVLink domain",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := New(cfg, deps)
-			var fe *config.FieldError
-			if errors.As(err, &fe) {
-				c := *fe
-				c.Field = prefix + "." + c.Field
-				return nil, &c
-			}
-			if err != nil {
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
 		Example: `snapshot:
   - {instance_id: node001, network_node_path: [core-1, spine-1, leaf-1], block_id: nvl-1}

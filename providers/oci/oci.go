@@ -300,18 +300,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "OCI compute hosts: local block, network block and HPC island as tiers; GPU memory fabric as NVLink domain, racks as sub-domains",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := New(cfg, deps)
-			if err != nil && prefix != "" {
-				return nil, config.PrefixFields(prefix, err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
 		Example: `snapshot:
   - {instanceId: ocid1.instance.oc1.iad.gb01, name: gb01, availabilityDomain: "Uocm:US-ASHBURN-AD-1", hpcIsland: island-1, networkBlock: nb-1, localBlock: lb-1, gpuMemoryFabric: fabric-1, rack: R12}

@@ -52,11 +52,7 @@ func creds(key string) providers.Credentials {
 
 func model(t testing.TB, name string) *topology.Graph {
 	t.Helper()
-	m, err := sim.Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := m.Graph(providers.Request{})
+	g, err := sim.LoadGraph(name)
 	if err != nil {
 		t.Fatal(err)
 	}

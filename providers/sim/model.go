@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -145,4 +146,13 @@ func (m *Model) factsOf(n *mnode) *facts {
 		return &m.groups[n.group]
 	}
 	return &m.defaults
+}
+
+// LoadGraph loads a model as Load does and returns its whole graph.
+func LoadGraph(nameOrPath string) (*topology.Graph, error) {
+	m, err := Load(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	return m.Graph(providers.Request{})
 }
