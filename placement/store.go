@@ -7,16 +7,44 @@ import (
 	"time"
 )
 
-// Store holds the service's budgets and ledger in memory (not persisted
-// across restarts). It is safe for concurrent use.
+// Store holds the service's budgets and ledger in memory and, with a
+// Persister, writes every change through before it takes effect. It is
+// safe for concurrent use.
 type Store struct {
 	mu      sync.RWMutex
 	budgets *Budgets // nil: equal shares for every account seen
 	records []Record
+	persist Persister
 }
 
-// NewStore returns an empty store: equal shares, no records.
+// Persister keeps the budgets and the ledger across restarts.
+type Persister interface {
+	// SavePlacementBudgets replaces the stored budgets.
+	SavePlacementBudgets(b *Budgets) error
+	// AppendPlacementRecords adds records to the stored ledger, all or
+	// none.
+	AppendPlacementRecords(recs []Record) error
+	// LoadPlacement returns the stored budgets (nil when none were set)
+	// and records, in the order appended.
+	LoadPlacement() (*Budgets, []Record, error)
+}
+
+// NewStore returns an empty store kept in memory only: equal shares, no
+// records.
 func NewStore() *Store { return &Store{} }
+
+// OpenStore returns a store holding what p kept, writing every change
+// to p.
+func OpenStore(p Persister) (*Store, error) {
+	b, recs, err := p.LoadPlacement()
+	if err != nil {
+		return nil, fmt.Errorf("load budgets and ledger: %w", err)
+	}
+	if b != nil {
+		defaultShares(b.Accounts)
+	}
+	return &Store{budgets: b, records: recs, persist: p}, nil
+}
 
 // SetBudgets validates and replaces the budgets.
 func (s *Store) SetBudgets(b *Budgets) error {
@@ -26,6 +54,11 @@ func (s *Store) SetBudgets(b *Budgets) error {
 	defaultShares(b.Accounts)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.persist != nil {
+		if err := s.persist.SavePlacementBudgets(b); err != nil {
+			return fmt.Errorf("save budgets: %w", err)
+		}
+	}
 	s.budgets = b
 	return nil
 }
@@ -38,6 +71,11 @@ func (s *Store) Append(recs []Record) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.persist != nil {
+		if err := s.persist.AppendPlacementRecords(recs); err != nil {
+			return fmt.Errorf("save ledger records: %w", err)
+		}
+	}
 	s.records = append(s.records, recs...)
 	return nil
 }

@@ -50,7 +50,8 @@ type Deps struct {
 	// Config is the server section (body limit, timeouts).
 	Config config.Server
 	// Placement holds the budgets and ledger of the placement endpoints
-	// (in memory); an empty store if nil.
+	// (placement.OpenStore on the service store persists them); an empty
+	// in-memory store if nil.
 	Placement *placement.Store
 	// AgentRetention limits the agent reports kept; the zero value means
 	// store.DefaultAgentRetention.

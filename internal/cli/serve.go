@@ -23,6 +23,7 @@ import (
 	"github.com/toposcope/toposcope/internal/discovery"
 	"github.com/toposcope/toposcope/internal/kube"
 	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/server"
 )
@@ -178,9 +179,13 @@ func runServe(ctx context.Context, env *Env, cfg *config.File, log *slog.Logger)
 	if err := reqs.Resume(ctx); err != nil {
 		log.Warn("some pending requests could not be resumed", "err", err)
 	}
+	budgets, err := placement.OpenStore(st)
+	if err != nil {
+		return err
+	}
 	handler, err := server.New(server.Deps{
 		Registry: env.Registry, Store: st, Loop: loop, Requests: reqs, Logger: log,
-		Metrics: reg, Tokens: tokens, Config: cfg.Server,
+		Metrics: reg, Tokens: tokens, Config: cfg.Server, Placement: budgets,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toposcope/toposcope/placement"
+)
+
+// TestPlacementSurvivesRestart writes budgets and ledger records through
+// placement.OpenStore, reopens the store file, and reads them back.
+func TestPlacementSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s := open(t, path)
+	ps, err := placement.OpenStore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree, recs, err := ps.Snapshot("a"); err != nil || len(recs) != 0 || tree.Leaves() != 1 {
+		t.Fatalf("empty store: %v records, err %v", recs, err)
+	}
+	b := &placement.Budgets{Accounts: []placement.AccountSpec{{Name: "org", Children: []placement.AccountSpec{{Name: "a", Shares: 3}, {Name: "b"}}}}}
+	if err := ps.SetBudgets(b); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	recs := []placement.Record{
+		{Account: "a", Workload: "w1", GPUs: 8, Nodes: []string{"gpu001"}, Start: start, MinRuntime: time.Hour, Allocated: true},
+		{Account: "b", Workload: "w2", GPUs: 16, Start: start, End: start.Add(2 * time.Hour)},
+	}
+	if err := ps.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Append([]placement.Record{{Account: "a", Workload: "ok", GPUs: 1, Start: start}, {Account: "", GPUs: -1}}); err == nil {
+		t.Fatal("an invalid record was accepted")
+	}
+	if err := ps.Append(recs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, path)
+	defer func() { _ = s.Close() }()
+	again, err := placement.OpenStore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, got, err := again.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Workload != "w1" || got[1].Workload != "w2" || got[2].Workload != "w1" ||
+		!got[1].End.Equal(start.Add(2*time.Hour)) || got[0].MinRuntime != time.Hour || !got[0].Allocated || got[0].Nodes[0] != "gpu001" {
+		t.Fatalf("records after restart: %+v", got)
+	}
+	i, ok := tree.Lookup("a")
+	if !ok || tree.Accounts()[i].Norm != 0.75 {
+		t.Fatalf("budgets after restart: a found %v, accounts %+v", ok, tree.Accounts())
+	}
+}
