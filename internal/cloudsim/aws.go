@@ -90,26 +90,16 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			size = n
 		}
-		offset := 0
-		if tok := f.Get("NextToken"); tok != "" {
-			n, err := strconv.Atoi(strings.TrimPrefix(tok, "o"))
-			if err != nil || !strings.HasPrefix(tok, "o") || n < 0 {
-				awsError(w, http.StatusBadRequest, "InvalidParameterValue", "invalid NextToken")
-				return
-			}
-			offset = n
+		var num int
+		var ok bool
+		items, resp.NextToken, num, ok = a.tokenPage("o", f.Get("NextToken"), size)
+		if !ok {
+			awsError(w, http.StatusBadRequest, "InvalidParameterValue", "invalid NextToken")
+			return
 		}
-		var next, num int
-		items, next, num = a.page(offset, size)
 		if num == a.faults.ServerErrorPage {
 			awsError(w, http.StatusInternalServerError, "InternalError", "An internal error has occurred")
 			return
-		}
-		switch {
-		case a.faults.RepeatToken && num == 2:
-			resp.NextToken = f.Get("NextToken")
-		case next >= 0:
-			resp.NextToken = "o" + strconv.Itoa(next)
 		}
 	}
 	for _, in := range items {

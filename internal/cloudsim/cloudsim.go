@@ -7,6 +7,8 @@ package cloudsim
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,6 +127,42 @@ func (b *base) page(offset, size int) ([]Instance, int, int) {
 		next = -1
 	}
 	return b.instances[offset:end], next, num
+}
+
+// tokenPage serves the page a token asks for. Tokens are prefix + the
+// offset ("" asks for the first page). It returns the page's instances,
+// the next page's token ("" after the last; with RepeatToken, page 2
+// hands back tok), the page number, and false for a malformed token.
+func (b *base) tokenPage(prefix, tok string, size int) ([]Instance, string, int, bool) {
+	offset := 0
+	if tok != "" {
+		rest, found := strings.CutPrefix(tok, prefix)
+		n, err := strconv.Atoi(rest)
+		if !found || err != nil || n < 0 {
+			return nil, "", 0, false
+		}
+		offset = n
+	}
+	items, nextOffset, num := b.page(offset, size)
+	next := ""
+	switch {
+	case b.faults.RepeatToken && num == 2:
+		next = tok
+	case nextOffset >= 0:
+		next = prefix + strconv.Itoa(nextOffset)
+	}
+	return items, next, num, true
+}
+
+// inZone returns the instances of one zone, with the same faults.
+func (b *base) inZone(zone string) *base {
+	out := &base{faults: b.faults}
+	for _, in := range b.instances {
+		if in.Zone == zone {
+			out.instances = append(out.instances, in)
+		}
+	}
+	return out
 }
 
 // byID returns the served instances among ids, in the order given.

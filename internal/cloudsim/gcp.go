@@ -90,35 +90,21 @@ func (g *GCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	src := g.base
 	if zonal {
-		var in []Instance
-		for _, x := range g.instances {
-			if x.Zone == parts[5] {
-				in = append(in, x)
-			}
-		}
-		src = &base{instances: in, faults: g.faults}
+		src = g.inZone(parts[5])
 	}
 	tok := r.URL.Query().Get("pageToken")
-	offset := 0
-	if tok != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(tok, "p"))
-		if err != nil || n < 0 {
-			gcpError(w, http.StatusBadRequest, "invalid", "Invalid value for pageToken")
-			return
-		}
-		offset = n
+	items, next, num, ok := src.tokenPage("p", tok, size)
+	if !ok {
+		gcpError(w, http.StatusBadRequest, "invalid", "Invalid value for pageToken")
+		return
 	}
-	items, next, num := src.page(offset, size)
 	if num == g.faults.ServerErrorPage {
 		gcpError(w, http.StatusInternalServerError, "backendError", "Internal error")
 		return
 	}
 	resp := map[string]any{}
-	switch {
-	case g.faults.RepeatToken && num == 2:
-		resp["nextPageToken"] = tok
-	case next >= 0:
-		resp["nextPageToken"] = "p" + strconv.Itoa(next)
+	if next != "" {
+		resp["nextPageToken"] = next
 	}
 	if zonal {
 		list := []map[string]any{}

@@ -2,7 +2,6 @@ package cloudsim
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -131,34 +130,19 @@ func (o *OCI) list(w http.ResponseWriter, r *http.Request) {
 	}
 	src := o.base
 	if ad := q.Get("availabilityDomain"); ad != "" {
-		var in []Instance
-		for _, x := range o.instances {
-			if x.Zone == ad {
-				in = append(in, x)
-			}
-		}
-		src = &base{instances: in, faults: o.faults}
+		src = o.inZone(ad)
 	}
-	tok := q.Get("page")
-	offset := 0
-	if tok != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(tok, "p"))
-		if err != nil || n < 0 {
-			ociError(w, http.StatusBadRequest, "InvalidParameter", "invalid page")
-			return
-		}
-		offset = n
+	items, next, num, ok := src.tokenPage("p", q.Get("page"), size)
+	if !ok {
+		ociError(w, http.StatusBadRequest, "InvalidParameter", "invalid page")
+		return
 	}
-	items, next, num := src.page(offset, size)
 	if num == o.faults.ServerErrorPage {
 		ociError(w, http.StatusInternalServerError, "InternalServerError", "Internal error")
 		return
 	}
-	switch {
-	case o.faults.RepeatToken && num == 2:
-		w.Header().Set("opc-next-page", tok)
-	case next >= 0:
-		w.Header().Set("opc-next-page", "p"+strconv.Itoa(next))
+	if next != "" {
+		w.Header().Set("opc-next-page", next)
 	}
 	list := make([]map[string]any, 0, len(items))
 	for _, in := range items {

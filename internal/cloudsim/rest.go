@@ -85,17 +85,11 @@ func (l *Lambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad page_size"})
 		return
 	}
-	tok := r.URL.Query().Get("page_token")
-	offset := 0
-	if tok != "" {
-		n, err := strconv.Atoi(tok)
-		if err != nil || n < 0 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad page_token"})
-			return
-		}
-		offset = n
+	items, next, num, ok := l.tokenPage("", r.URL.Query().Get("page_token"), size)
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad page_token"})
+		return
 	}
-	items, next, num := l.page(offset, size)
 	if num == l.faults.ServerErrorPage {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal"})
 		return
@@ -104,12 +98,8 @@ func (l *Lambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Data      []lambdaItem `json:"data"`
 		PageToken *string      `json:"page_token"`
 	}{Data: []lambdaItem{}}
-	switch {
-	case l.faults.RepeatToken && num == 2:
-		resp.PageToken = &tok
-	case next >= 0:
-		s := strconv.Itoa(next)
-		resp.PageToken = &s
+	if next != "" {
+		resp.PageToken = &next
 	}
 	for _, in := range items {
 		it := lambdaItem{ID: in.ID, NetworkPath: []lambdaHop{}}
