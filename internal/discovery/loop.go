@@ -129,10 +129,8 @@ func NewLoop(deps LoopDeps) (*Loop, error) {
 // newProvider builds the provider afresh: a run holds it (and whatever
 // it loaded) only while it discovers.
 func (l *Loop) newProvider() (providers.Provider, error) {
-	p, err := l.provider.New(&l.deps.Provider.Params, "provider.params", providers.Deps{
-		Logger: l.deps.Logger.With("provider", l.provider.Name), Now: l.deps.Now,
-		Agents: agentReports(l.deps.Store), Observer: l.deps.Metrics.Observer(),
-	}.WithDefaults())
+	p, err := l.provider.New(&l.deps.Provider.Params, "provider.params",
+		providerDeps(l.deps.Logger, l.deps.Now, l.deps.Store, l.deps.Metrics, l.provider.Name))
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", l.provider.Name, err)
 	}
@@ -285,11 +283,13 @@ func (l *Loop) record(run *store.Run, clearPending bool) error {
 	return err
 }
 
-// agentReports returns st as the agents provider's source, or a nil
-// interface (not a typed nil) when there is no store.
-func agentReports(st *store.Store) providers.AgentReports {
-	if st == nil {
-		return nil
+// providerDeps are the dependencies of a provider built by the loop or
+// a request: its logger, the clock, the store's agent reports (a nil
+// interface, not a typed nil, without a store) and the metrics.
+func providerDeps(log *slog.Logger, now func() time.Time, st *store.Store, m *Metrics, name string) providers.Deps {
+	d := providers.Deps{Logger: log.With("provider", name), Now: now, Observer: m.Observer()}
+	if st != nil {
+		d.Agents = st
 	}
-	return st
+	return d.WithDefaults()
 }

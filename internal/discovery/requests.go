@@ -158,10 +158,7 @@ func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) 
 	if err != nil {
 		return j, &RequestError{Field: "provider.params", Err: err}
 	}
-	if j.prov, err = pf.New(pn, "provider.params", providers.Deps{
-		Logger: r.deps.Logger.With("provider", pf.Name), Now: r.deps.Now,
-		Agents: agentReports(r.deps.Store), Observer: r.deps.Metrics.Observer(),
-	}.WithDefaults()); err != nil {
+	if j.prov, err = pf.New(pn, "provider.params", providerDeps(r.deps.Logger, r.deps.Now, r.deps.Store, r.deps.Metrics, pf.Name)); err != nil {
 		return j, err
 	}
 	en, err := req.Engine.ParamsNode()

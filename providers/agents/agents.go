@@ -104,6 +104,10 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		fresh[r.Facts.Node] = r
 	}
 	names := p.names(req, fresh)
+	ids := make(map[string]string, len(req.Nodes)) // the request's instance IDs, for nodes without a report
+	for _, n := range req.Nodes {
+		ids[n.Name] = n.InstanceID
+	}
 	b := topology.NewBuilder()
 	b.Grow(len(names))
 	var missing []string
@@ -111,7 +115,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		r, ok := fresh[name]
 		if !ok {
 			missing = append(missing, name)
-			b.AddNode(topology.Node{Name: name, InstanceID: requestedID(req, name)})
+			b.AddNode(topology.Node{Name: name, InstanceID: ids[name]})
 			continue
 		}
 		n, domain, sub, err := node(r.Facts)
@@ -155,16 +159,6 @@ func (p *Provider) names(req providers.Request, fresh map[string]providers.Agent
 	}
 	slices.Sort(out)
 	return out
-}
-
-// requestedID returns the instance ID the request gives for name.
-func requestedID(req providers.Request, name string) string {
-	for _, n := range req.Nodes {
-		if n.Name == name {
-			return n.InstanceID
-		}
-	}
-	return ""
 }
 
 // node turns one report into a graph node and its NVLink domain.
