@@ -157,7 +157,7 @@ func writeTestKubeconfig(t *testing.T, dir string, c *kubetest.Cluster) string {
 // leader the follower takes the Lease and publishes.
 func TestServeFailover(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
+	if testing.Short() && !kubetest.InCI() { // never skipped in CI
 		t.Skip("builds and runs the binary")
 	}
 	c := env.Require(t)
