@@ -59,16 +59,28 @@ func BenchmarkRank1024on100k(b *testing.B) {
 
 // BenchmarkStandings10kAccounts1M computes standings (all modes' values
 // plus owed/delivered) for 10,000 leaf accounts (100 programs × 100
-// projects) and 1,000,000 ledger records spread over the 7-day window.
+// projects) and 1,000,000 ledger records spread over the 7-day window,
+// as the service does: a view of its store, then the standings.
 func BenchmarkStandings10kAccounts1M(b *testing.B) {
-	tr, recs := standingsFixture(b)
+	bud, recs := standingsFixture(b)
+	st := NewStore()
+	if err := st.SetBudgets(bud); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Append(recs); err != nil {
+		b.Fatal(err)
+	}
 	for _, mode := range []Mode{ModeFairTree, ModeClassic, ModeWindow} {
 		b.Run(string(mode), func(b *testing.B) {
 			cfg := DefaultConfig()
 			cfg.Mode = mode
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Compute(tr, recs, t0, 100_000, cfg); err != nil {
+				v, err := st.View()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ComputeIndexed(v.Tree, v.Records, v.Index, t0, 100_000, cfg); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -76,7 +88,24 @@ func BenchmarkStandings10kAccounts1M(b *testing.B) {
 	}
 }
 
-func standingsFixture(b *testing.B) (*Tree, []Record) {
+// BenchmarkStandingsCompute is the same from a plain slice of records,
+// whose account names are looked up each time (the CLI's path).
+func BenchmarkStandingsCompute(b *testing.B) {
+	bud, recs := standingsFixture(b)
+	tr, err := NewTree(bud)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compute(tr, recs, t0, 100_000, cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func standingsFixture(b *testing.B) (*Budgets, []Record) {
 	b.Helper()
 	bud := &Budgets{}
 	for p := range 100 {
@@ -86,10 +115,6 @@ func standingsFixture(b *testing.B) (*Tree, []Record) {
 		}
 		bud.Accounts = append(bud.Accounts, prog)
 	}
-	tr, err := NewTree(bud)
-	if err != nil {
-		b.Fatal(err)
-	}
 	recs := make([]Record, 1_000_000)
 	week := 7 * 24 * time.Hour
 	for i := range recs {
@@ -97,19 +122,5 @@ func standingsFixture(b *testing.B) (*Tree, []Record) {
 		recs[i] = Record{Account: fmt.Sprintf("p%03d-%03d", i%100, (i/100)%100), GPUs: 1 + i%64,
 			Start: start, End: start.Add(time.Duration(1+i%240) * time.Minute), Allocated: i%5 != 0}
 	}
-	return tr, recs
-}
-
-// BenchmarkStandingsIndexed is the same with the accounts resolved once
-// at ingest (the service's ledger keeps the index).
-func BenchmarkStandingsIndexed(b *testing.B) {
-	tr, recs := standingsFixture(b)
-	idx := tr.Index(recs)
-	cfg := DefaultConfig()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ComputeIndexed(tr, recs, idx, t0, 100_000, cfg); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return bud, recs
 }

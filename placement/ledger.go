@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -36,6 +37,10 @@ type Record struct {
 	Resumable bool `yaml:"resumable" json:"resumable"`
 	// Priority orders work within one account (higher survives longer).
 	Priority int `yaml:"priority" json:"priority,omitempty"`
+	// Source names the ledger source that reported the record
+	// ("kubernetes", "slurm"); empty for records ingested over REST or
+	// from a file.
+	Source string `yaml:"source" json:"source,omitempty"`
 }
 
 // Running reports whether r holds its GPUs at now.
@@ -126,9 +131,13 @@ func (l *Ledger) Accounts() []string {
 	return out
 }
 
-// Source supplies ledger records (REST ingest, a Kubernetes or Slurm
-// reader). Implementations must not call time.Now themselves.
+// Source supplies ledger records read from a scheduler (Kubernetes
+// pods, Slurm jobs): running work with no End, and finished work with
+// its End. Implementations must not call time.Now themselves.
 type Source interface {
-	// Records returns the records known at now.
-	Records(now time.Time) ([]Record, error)
+	// Name names the source in records, logs and metrics.
+	Name() string
+	// Records returns the work the scheduler knows at now. An error
+	// means the answer is incomplete: nothing of it is used.
+	Records(ctx context.Context, now time.Time) ([]Record, error)
 }

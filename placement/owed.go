@@ -12,86 +12,106 @@ import (
 // allocated and unallocated work alike. Values are computed for each
 // account's own records; an account's totals add its children's.
 func OwedDelivered(t *Tree, records []Record, now time.Time, window time.Duration, capacity int) (owed, delivered []float64) {
-	return owedDelivered(t, records, t.Index(records), now, window, capacity, nil)
+	u := accumulate(t, records, t.Index(records), now, window, capacity, 0)
+	return u.owed, u.delivered
 }
 
-// owedDelivered also calls visit (if not nil) once per known record, in
-// account order, so that callers accumulate usage in the same pass.
-func owedDelivered(t *Tree, records []Record, idx []int32, now time.Time, window time.Duration, capacity int,
-	visit func(int32, *Record)) (owed, delivered []float64) {
+// usage is what one pass over the ledger gives, per account index.
+type usage struct {
+	own, decayed, owed, delivered []float64
+}
+
+// demandSpan is one record's demand in whole seconds from the start of
+// the owed window, clipped to it, and its GPUs: small, so that grouping
+// the spans by account moves little memory.
+type demandSpan struct{ s, e, g int32 }
+
+// accumulate reads the records once, in order, for each account's window
+// usage, decayed usage (when halfLife > 0), delivered GPU-hours and
+// demand; the demand spans are then grouped by account (a counting sort
+// of small values, not of records) to sum the hourly owed values.
+func accumulate(t *Tree, records []Record, idx []int32, now time.Time, window time.Duration, capacity int,
+	halfLife time.Duration) usage {
 	n := len(t.accounts)
-	owed, delivered = make([]float64, n), make([]float64, n)
-	hours := int(math.Ceil(window.Hours()))
-	hours = max(hours, 1)
-	from := now.Add(-time.Duration(hours) * time.Hour)
-	// Group record indexes by account (counting sort) so each account's
-	// hourly buckets stay small and hot.
-	start := make([]int32, n+1)
-	for _, a := range idx {
-		if a >= 0 {
-			start[a+1]++
+	u := usage{own: make([]float64, n), decayed: make([]float64, n), owed: make([]float64, n),
+		delivered: make([]float64, n)}
+	hours := max(int(math.Ceil(window.Hours())), 1)
+	nowS := now.Unix()
+	fromS := nowS - int64(hours)*3600
+	winS := nowS - int64(window/time.Second)
+	var dec *decayTable
+	if halfLife > 0 {
+		dec = newDecayTable(halfLife)
+	}
+	spans := make([]demandSpan, len(records))
+	count := make([]int32, n+1)
+	for i := range records {
+		a := idx[i]
+		if a < 0 {
+			continue
+		}
+		r := &records[i]
+		start, end := r.Start.Unix(), nowS
+		if !r.End.IsZero() {
+			end = min(end, r.End.Unix())
+		}
+		if r.Allocated {
+			g := float64(r.GPUs)
+			u.own[a] += g * float64(max(0, end-max(start, winS)))
+			u.delivered[a] += g * float64(max(0, end-max(start, fromS))) / 3600
+			if dec != nil && start < nowS {
+				u.decayed[a] += g * dec.integral(nowS-end, nowS-start)
+			}
+		}
+		sub := start
+		if !r.Submit.IsZero() {
+			sub = min(sub, r.Submit.Unix())
+		}
+		sub = max(sub, fromS)
+		if end > sub {
+			spans[i] = demandSpan{s: int32(sub - fromS), e: int32(end - fromS), g: int32(min(r.GPUs, math.MaxInt32))}
+			count[a+1]++
 		}
 	}
-	for i := range n {
-		start[i+1] += start[i]
+	for a := range n {
+		count[a+1] += count[a]
 	}
-	order := make([]int32, start[n])
-	fill := append([]int32(nil), start[:n]...)
-	for i, a := range idx {
-		if a >= 0 {
-			order[fill[a]] = int32(i)
+	grouped := make([]demandSpan, count[n])
+	fill := append([]int32(nil), count[:n]...)
+	for i := range spans {
+		if a := idx[i]; a >= 0 && spans[i].e > spans[i].s {
+			grouped[fill[a]] = spans[i]
 			fill[a]++
 		}
 	}
 	part, diff := make([]float64, hours), make([]float64, hours+1)
 	for a := range n {
-		if start[a] == start[a+1] {
+		if count[a] == count[a+1] {
 			continue
 		}
 		clear(part)
 		clear(diff)
-		for _, ri := range order[start[a]:start[a+1]] {
-			r := &records[ri]
-			if visit != nil {
-				visit(int32(a), r)
-			}
-			if r.Allocated {
-				delivered[a] += float64(r.GPUs) * overlap(r.Start, r.End, from, now) / 3600
-			}
-			sub := r.Submit
-			if sub.IsZero() || sub.After(r.Start) {
-				sub = r.Start
-			}
-			spread(part, diff, sub, r.End, from, now, float64(r.GPUs))
+		for _, sp := range grouped[count[a]:count[a+1]] {
+			spread(part, diff, float64(sp.s)/3600, float64(sp.e)/3600, float64(sp.g))
 		}
 		entitled := t.accounts[a].Norm * float64(capacity)
 		var rate float64
 		for h := range hours {
 			rate += diff[h]
-			owed[a] += min(entitled, part[h]+rate)
+			u.owed[a] += min(entitled, part[h]+rate)
 		}
 	}
 	for i := n - 1; i > 0; i-- {
 		p := t.accounts[i].Parent
-		owed[p] += owed[i]
-		delivered[p] += delivered[i]
+		u.owed[p] += u.owed[i]
+		u.delivered[p] += u.delivered[i]
 	}
-	return owed, delivered
+	return u
 }
 
-// spread adds g GPUs over [s, e) into hourly buckets starting at from:
-// partial hours go into part, whole hours into the difference array diff.
-func spread(part, diff []float64, s, e, from, to time.Time, g float64) {
-	if e.IsZero() || e.After(to) {
-		e = to
-	}
-	if s.Before(from) {
-		s = from
-	}
-	if !e.After(s) {
-		return
-	}
-	hs, he := s.Sub(from).Hours(), e.Sub(from).Hours()
+// spread adds g GPUs over [hs, he) hours into hourly buckets: partial
+// hours go into part, whole hours into the difference array diff.
+func spread(part, diff []float64, hs, he, g float64) {
 	first, last := int(hs), int(he)
 	if first == last || last >= len(part) && first == len(part)-1 {
 		part[min(first, len(part)-1)] += g * (he - hs)
@@ -105,4 +125,37 @@ func spread(part, diff []float64, s, e, from, to time.Time, g float64) {
 		diff[first+1] += g
 		diff[min(last, len(part))] -= g
 	}
+}
+
+// decayTable gives 2^(-x/T½) for whole seconds x as the product of three
+// table entries (x's 11-bit digits), so that decayed usage costs no
+// exponential per record.
+type decayTable struct {
+	k             float64 // ln 2 / T½, per second
+	lo, mid, high [2048]float64
+}
+
+func newDecayTable(halfLife time.Duration) *decayTable {
+	d := &decayTable{k: math.Ln2 / halfLife.Seconds()}
+	for i := range 2048 {
+		x := float64(i)
+		d.lo[i] = math.Exp(-d.k * x)
+		d.mid[i] = math.Exp(-d.k * x * 2048)
+		d.high[i] = math.Exp(-d.k * x * 2048 * 2048)
+	}
+	return d
+}
+
+// factor returns 2^(-x/T½) for x ≥ 0 seconds (0 beyond 2^33 s).
+func (d *decayTable) factor(x int64) float64 {
+	if x >= 1<<33 {
+		return 0
+	}
+	return d.lo[x&2047] * d.mid[x>>11&2047] * d.high[x>>22]
+}
+
+// integral returns ∫ 2^(-(now-t)/T½) dt for t from now-b to now-a
+// (0 ≤ a ≤ b seconds): one GPU's decayed usage, as DecayedUsage.
+func (d *decayTable) integral(a, b int64) float64 {
+	return (d.factor(a) - d.factor(b)) / d.k
 }

@@ -92,18 +92,16 @@ func ComputeIndexed(t *Tree, records []Record, idx []int32, now time.Time, capac
 	if capacity < 0 {
 		return nil, fmt.Errorf("%w: capacity must not be negative", ErrInvalid)
 	}
-	n := len(t.accounts)
-	s := &Standings{Now: now, Mode: cfg.Mode, Window: cfg.Window, CapacityGPUs: capacity, tree: t, cfg: cfg,
-		own: make([]float64, n), decayed: make([]float64, n)}
-	owed, delivered := owedDelivered(t, records, idx, now, cfg.Window, capacity, func(a int32, r *Record) {
-		s.own[a] += WindowUsage(r, now, cfg.Window)
-		if cfg.Mode == ModeClassic {
-			s.decayed[a] += DecayedUsage(r, now, cfg.HalfLife)
-		}
-	})
+	s := &Standings{Now: now, Mode: cfg.Mode, Window: cfg.Window, CapacityGPUs: capacity, tree: t, cfg: cfg}
+	halfLife := time.Duration(0)
+	if cfg.Mode == ModeClassic {
+		halfLife = cfg.HalfLife
+	}
+	u := accumulate(t, records, idx, now, cfg.Window, capacity, halfLife)
+	s.own, s.decayed = u.own, u.decayed
 	s.Accounts = s.evaluate(s.own, s.decayed)
 	for i := range s.Accounts {
-		s.Accounts[i].OwedGPUHours, s.Accounts[i].DeliveredGPUHours = owed[i], delivered[i]
+		s.Accounts[i].OwedGPUHours, s.Accounts[i].DeliveredGPUHours = u.owed[i], u.delivered[i]
 	}
 	return s, nil
 }

@@ -128,9 +128,7 @@ func TestSpreadPartialHours(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			part, diff := make([]float64, 4), make([]float64, 5)
-			base := t0.Add(-4 * time.Hour)
-			at := func(h float64) time.Time { return base.Add(time.Duration(h * float64(time.Hour))) }
-			spread(part, diff, at(tc.from), at(tc.to), base, t0, 1)
+			spread(part, diff, tc.from, tc.to, 1)
 			var sum, rate float64
 			for h := range part {
 				rate += diff[h]

@@ -2,19 +2,32 @@ package placement
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 )
 
 // Store holds the service's budgets and ledger in memory and, with a
-// Persister, writes every change through before it takes effect. It is
-// safe for concurrent use.
+// Persister, writes every change through before it takes effect. The
+// ledger has two parts: stored records (REST ingest, and work a source
+// has seen finish), kept for good, and each source's live records
+// (running work), replaced at every sync. It is safe for concurrent use.
 type Store struct {
 	mu      sync.RWMutex
 	budgets *Budgets // nil: equal shares for every account seen
-	records []Record
+	stored  bag
+	live    map[string][]Record // per source
+	all     bag                 // stored and live; shares stored's arrays when nothing is live
+	synced  map[string]map[string]bool
+	names   []string         // interned account names
+	ids     map[string]int32 // name → index in names
 	persist Persister
+}
+
+// bag is a ledger's records and each one's interned account. Readers
+// get a length-capped view, so appends never change what they see.
+type bag struct {
+	recs []Record
+	acct []int32
 }
 
 // Persister keeps the budgets and the ledger across restarts.
@@ -31,7 +44,9 @@ type Persister interface {
 
 // NewStore returns an empty store kept in memory only: equal shares, no
 // records.
-func NewStore() *Store { return &Store{} }
+func NewStore() *Store {
+	return &Store{live: map[string][]Record{}, synced: map[string]map[string]bool{}, ids: map[string]int32{}}
+}
 
 // OpenStore returns a store holding what p kept, writing every change
 // to p.
@@ -43,7 +58,11 @@ func OpenStore(p Persister) (*Store, error) {
 	if b != nil {
 		defaultShares(b.Accounts)
 	}
-	return &Store{budgets: b, records: recs, persist: p}, nil
+	s := NewStore()
+	s.budgets = b
+	s.add(recs)
+	s.persist = p
+	return s, nil
 }
 
 // SetBudgets validates and replaces the budgets.
@@ -71,94 +90,163 @@ func (s *Store) Append(recs []Record) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendLocked(recs)
+}
+
+func (s *Store) appendLocked(recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
 	if s.persist != nil {
 		if err := s.persist.AppendPlacementRecords(recs); err != nil {
 			return fmt.Errorf("save ledger records: %w", err)
 		}
 	}
-	s.records = append(s.records, recs...)
+	s.add(recs)
 	return nil
 }
 
-// Snapshot returns the tree (equal shares over the recorded accounts and
-// extra when no budgets are set) and a copy of the records.
-func (s *Store) Snapshot(extra ...string) (*Tree, []Record, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	recs := slices.Clone(s.records)
-	if s.budgets == nil {
-		return EqualTree(append((&Ledger{Records: recs}).Accounts(), extra...)), recs, nil
-	}
-	t, err := NewTree(s.budgets)
-	return t, recs, err
-}
-
-// Capacity is the free and reclaimable GPUs of one switch or domain.
-type Capacity struct {
-	ID    string `json:"id"`
-	Level int    `json:"level"`
-	GPUs  int    `json:"gpus"`
-	Free  int    `json:"free"`
-	// Reclaimable is held by unallocated work or work past its protection.
-	Reclaimable int `json:"reclaimable"`
-}
-
-// CapacityReport is GET /v1/capacity.
-type CapacityReport struct {
-	Now      time.Time  `json:"now"`
-	GPUs     int        `json:"gpus"`
-	Free     int        `json:"free"`
-	Switches []Capacity `json:"switches"`
-	Domains  []Capacity `json:"domains"`
-	// LargestFree is the most free GPUs under one switch, per level.
-	LargestFree map[int]int `json:"largestFreePerLevel"`
-	// LargestFreeDomain is the most free GPUs in one domain.
-	LargestFreeDomain int `json:"largestFreeDomain"`
-}
-
-// Capacity reports free and reclaimable GPUs per switch and domain.
-func (c *Cluster) Capacity(cfg Config) CapacityReport {
-	now := c.now
-	free := make([]int, len(c.nodes))
-	recl := make([]int, len(c.nodes))
-	for i := range c.nodes {
-		n := &c.nodes[i]
-		free[i] = n.gpus - n.used
-		for _, h := range n.hold {
-			if !c.records[h.rec].ProtectedUntil(cfg.MinRuntimeCap).After(now) {
-				recl[i] += h.gpus
+// add puts recs into the stored part (and so into all).
+func (s *Store) add(recs []Record) {
+	from := len(s.stored.recs)
+	for i := range recs {
+		s.stored.recs = append(s.stored.recs, recs[i])
+		s.stored.acct = append(s.stored.acct, s.intern(recs[i].Account))
+		if src := recs[i].Source; src != "" {
+			if s.synced[src] == nil {
+				s.synced[src] = map[string]bool{}
 			}
+			s.synced[src][recs[i].Workload] = true
 		}
 	}
-	rep := CapacityReport{Now: now, GPUs: c.gpus, LargestFree: map[int]int{}}
-	rep.Switches = make([]Capacity, len(c.switches))
-	for i := range c.switches {
-		rep.Switches[i] = Capacity{ID: c.switches[i].id, Level: c.switches[i].level, GPUs: c.swTotal[i]}
+	if len(s.live) == 0 {
+		s.all = s.stored
+		return
 	}
-	for i := range c.nodes {
-		rep.Free += free[i]
-		if l := c.nodes[i].leaf; l >= 0 {
-			rep.Switches[l].Free += free[i]
-			rep.Switches[l].Reclaimable += recl[i]
+	s.all.recs = append(s.all.recs, s.stored.recs[from:]...)
+	s.all.acct = append(s.all.acct, s.stored.acct[from:]...)
+}
+
+func (s *Store) intern(name string) int32 {
+	id, ok := s.ids[name]
+	if !ok {
+		id = int32(len(s.names))
+		s.ids[name] = id
+		s.names = append(s.names, name)
+	}
+	return id
+}
+
+// Sync replaces source's live records with what it reports now. Records
+// with an End are finished: each is stored once (a source may report it
+// again). A live record that is no longer reported is stored as ended at
+// now. Records are validated first; on error nothing changes. Each
+// record's Source is set to source, and its Workload must identify it
+// within the source.
+func (s *Store) Sync(source string, recs []Record, now time.Time) error {
+	if source == "" {
+		return fmt.Errorf("%w: sync: source name is empty", ErrInvalid)
+	}
+	if err := (&Ledger{Records: recs}).Validate(); err != nil {
+		return fmt.Errorf("%w: source %s: %w", ErrInvalid, source, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[string]bool, len(recs))
+	var live, done []Record
+	for _, r := range recs {
+		r.Source = source
+		if r.Workload == "" {
+			return fmt.Errorf("%w: source %s: a record of account %q has no workload", ErrInvalid, source, r.Account)
+		}
+		seen[r.Workload] = true
+		switch {
+		case r.End.IsZero() || r.End.After(now):
+			r.End = time.Time{}
+			live = append(live, r)
+		case !s.synced[source][r.Workload]:
+			done = append(done, r)
 		}
 	}
-	for i := range c.switches {
-		if p := c.switches[i].parent; p >= 0 {
-			rep.Switches[p].Free += rep.Switches[i].Free
-			rep.Switches[p].Reclaimable += rep.Switches[i].Reclaimable
+	for _, r := range s.live[source] {
+		if !seen[r.Workload] && !s.synced[source][r.Workload] {
+			r.End = now
+			done = append(done, r)
 		}
-		s := rep.Switches[i]
-		rep.LargestFree[s.Level] = max(rep.LargestFree[s.Level], s.Free)
 	}
-	for d, nodes := range c.domains {
-		dc := Capacity{ID: c.domainID[d], Level: -1}
-		for _, ni := range nodes {
-			dc.GPUs += c.nodes[ni].gpus
-			dc.Free += free[ni]
-			dc.Reclaimable += recl[ni]
+	if err := s.appendLocked(done); err != nil {
+		return err
+	}
+	if len(live) == 0 {
+		delete(s.live, source)
+	} else {
+		s.live[source] = live
+	}
+	s.rebuild()
+	return nil
+}
+
+// rebuild makes all = stored + live in new arrays, so that views taken
+// before keep theirs.
+func (s *Store) rebuild() {
+	if len(s.live) == 0 {
+		s.all = s.stored
+		return
+	}
+	n := len(s.stored.recs)
+	for _, l := range s.live {
+		n += len(l)
+	}
+	all := bag{recs: make([]Record, 0, n), acct: make([]int32, 0, n)}
+	all.recs = append(all.recs, s.stored.recs...)
+	all.acct = append(all.acct, s.stored.acct...)
+	for _, l := range s.live {
+		for i := range l {
+			all.recs = append(all.recs, l[i])
+			all.acct = append(all.acct, s.intern(l[i].Account))
 		}
-		rep.LargestFreeDomain = max(rep.LargestFreeDomain, dc.Free)
-		rep.Domains = append(rep.Domains, dc)
 	}
-	return rep
+	s.all = all
+}
+
+// View is a consistent read of the store: the account tree, every record
+// (stored and live, in no promised order) and each record's account
+// index in the tree (-1: not in it). Records are shared: do not modify
+// them.
+type View struct {
+	Tree    *Tree
+	Records []Record
+	Index   []int32
+}
+
+// View returns the tree (equal shares over the recorded accounts and
+// extra when no budgets are set) and the records with their indexes.
+func (s *Store) View(extra ...string) (View, error) {
+	s.mu.RLock()
+	n := len(s.all.recs)
+	recs, acct := s.all.recs[:n:n], s.all.acct[:n:n]
+	names := s.names[:len(s.names):len(s.names)]
+	budgets := s.budgets
+	s.mu.RUnlock()
+	var t *Tree
+	if budgets == nil {
+		t = EqualTree(append(append([]string(nil), names...), extra...))
+	} else {
+		var err error
+		if t, err = NewTree(budgets); err != nil {
+			return View{}, err
+		}
+	}
+	table := make([]int32, len(names))
+	for i, name := range names {
+		table[i] = -1
+		if j, ok := t.index[name]; ok {
+			table[i] = int32(j)
+		}
+	}
+	idx := make([]int32, n)
+	for i, a := range acct {
+		idx[i] = table[a]
+	}
+	return View{Tree: t, Records: recs, Index: idx}, nil
 }

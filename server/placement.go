@@ -25,18 +25,18 @@ func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ..
 	if !ok {
 		return nil, nil, false
 	}
-	tree, recs, err := h.Placement.Snapshot(extra...)
+	view, err := h.Placement.View(extra...)
 	if err != nil {
 		h.fail(c, err)
 		return nil, nil, false
 	}
 	now := h.Now()
-	cl, err := placement.NewCluster(st.Graph, recs, now)
+	cl, err := placement.NewCluster(st.Graph, view.Records, now)
 	if err != nil {
 		h.fail(c, err)
 		return nil, nil, false
 	}
-	stand, err := placement.Compute(tree, recs, now, cl.GPUs(), cfg)
+	stand, err := placement.ComputeIndexed(view.Tree, view.Records, view.Index, now, cl.GPUs(), cfg)
 	if err != nil {
 		h.fail(c, err)
 		return nil, nil, false
@@ -95,12 +95,12 @@ func (h *handlers) capacity(c *gin.Context) {
 
 // ledger answers GET /v1/ledger with every record.
 func (h *handlers) ledger(c *gin.Context) {
-	_, recs, err := h.Placement.Snapshot()
+	view, err := h.Placement.View()
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, placement.Ledger{Records: recs})
+	c.JSON(http.StatusOK, placement.Ledger{Records: view.Records})
 }
 
 // appendLedger answers POST /v1/ledger: {"records": [...]} is appended.
@@ -119,12 +119,12 @@ func (h *handlers) appendLedger(c *gin.Context) {
 
 // budgets answers GET /v1/budgets with the account tree.
 func (h *handlers) budgets(c *gin.Context) {
-	tree, _, err := h.Placement.Snapshot()
+	view, err := h.Placement.View()
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, tree.Budgets())
+	c.JSON(http.StatusOK, view.Tree.Budgets())
 }
 
 // putBudgets answers PUT /v1/budgets: the tree is replaced.

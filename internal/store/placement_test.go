@@ -18,8 +18,8 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tree, recs, err := ps.Snapshot("a"); err != nil || len(recs) != 0 || tree.Leaves() != 1 {
-		t.Fatalf("empty store: %v records, err %v", recs, err)
+	if v, err := ps.View("a"); err != nil || len(v.Records) != 0 || v.Tree.Leaves() != 1 {
+		t.Fatalf("empty store: %v records, err %v", v.Records, err)
 	}
 	b := &placement.Budgets{Accounts: []placement.AccountSpec{{Name: "org", Children: []placement.AccountSpec{{Name: "a", Shares: 3}, {Name: "b"}}}}}
 	if err := ps.SetBudgets(b); err != nil {
@@ -49,10 +49,11 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, got, err := again.Snapshot()
+	v, err := again.View()
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree, got := v.Tree, v.Records
 	if len(got) != 3 || got[0].Workload != "w1" || got[1].Workload != "w2" || got[2].Workload != "w1" ||
 		!got[1].End.Equal(start.Add(2*time.Hour)) || got[0].MinRuntime != time.Hour || !got[0].Allocated || got[0].Nodes[0] != "gpu001" {
 		t.Fatalf("records after restart: %+v", got)
