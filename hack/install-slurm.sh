@@ -2,8 +2,8 @@
 # install-slurm.sh — install everything the Slurm tests (internal/slurmtest) need.
 #
 # On a fresh Debian bookworm machine (root, with Go, gcc and git) this:
-#   1. installs the host packages slurmctld, slurm-client, munge and debootstrap
-#      (Slurm 22.05, topology/tree), running apt-get update only when one is missing;
+#   1. installs the host packages slurmctld, slurmd, slurm-client, munge and debootstrap
+#      (Slurm 22.05: topology/tree, and jobs that run for the ledger source), running apt-get update only when one is missing;
 #   2. prepares munge (/run/munge, ownerships, /etc/munge/munge.key) and starts munged
 #      unless it is already running and answering;
 #   3. builds, once, a Debian trixie minbase chroot with Slurm 24.11 (topology/block) in
@@ -20,7 +20,7 @@ set -euo pipefail
 
 readonly SUITE=trixie
 readonly SLURM_SERIES=24.11
-readonly HOST_PKGS=(slurmctld slurm-client munge debootstrap)
+readonly HOST_PKGS=(slurmctld slurmd slurm-client munge debootstrap)
 
 log() { printf '[install-slurm] %s\n' "$*"; }
 die() { printf '[install-slurm] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -69,8 +69,8 @@ install_host_packages() {
 	for p in "${HOST_PKGS[@]}"; do
 		pkg_installed "$p" || die "package $p is still not installed after apt-get install"
 	done
-	[[ -x /usr/sbin/slurmctld && -x /usr/bin/scontrol ]] ||
-		die "slurmctld/scontrol not found after installing the packages"
+	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd && -x /usr/bin/scontrol && -x /usr/bin/squeue ]] ||
+		die "slurmctld/slurmd/scontrol/squeue not found after installing the packages"
 }
 
 # ---------------------------------------------------------------------------------------

@@ -139,8 +139,8 @@ func (s *Store) intern(name string) int32 {
 
 // Sync replaces source's live records with what it reports now. Records
 // with an End are finished: each is stored once (a source may report it
-// again). A live record that is no longer reported is stored as ended at
-// now. Records are validated first; on error nothing changes. Each
+// again), with the allocation it was last seen live with. A live record
+// that is no longer reported is stored as ended at now. Records are validated first; on error nothing changes. Each
 // record's Source is set to source, and its Workload must identify it
 // within the source.
 func (s *Store) Sync(source string, recs []Record, now time.Time) error {
@@ -153,6 +153,10 @@ func (s *Store) Sync(source string, recs []Record, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := make(map[string]bool, len(recs))
+	before := make(map[string]*Record, len(s.live[source]))
+	for i := range s.live[source] {
+		before[s.live[source][i].Workload] = &s.live[source][i]
+	}
 	var live, done []Record
 	for _, r := range recs {
 		r.Source = source
@@ -165,6 +169,13 @@ func (s *Store) Sync(source string, recs []Record, now time.Time) error {
 			r.End = time.Time{}
 			live = append(live, r)
 		case !s.synced[source][r.Workload]:
+			if was := before[r.Workload]; was != nil {
+				// What was seen running is the allocation; a finishing job may
+				// report only the nodes it has not released yet.
+				end := r.End
+				r = *was
+				r.End = end
+			}
 			done = append(done, r)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/discovery"
 	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/internal/store"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers/sim"
@@ -183,6 +184,10 @@ func runServe(ctx context.Context, env *Env, cfg *config.File, log *slog.Logger)
 	if err != nil {
 		return err
 	}
+	syncer, err := ledgerSyncer(cfg.Placement, budgets, log)
+	if err != nil {
+		return err
+	}
 	handler, err := server.New(server.Deps{
 		Registry: env.Registry, Store: st, Loop: loop, Requests: reqs, Logger: log,
 		Metrics: reg, Tokens: tokens, Config: cfg.Server, Placement: budgets,
@@ -206,6 +211,9 @@ func runServe(ctx context.Context, env *Env, cfg *config.File, log *slog.Logger)
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { campaign(loopCtx, lead) })
+	if syncer != nil {
+		wg.Go(func() { syncer.Run(loopCtx) })
+	}
 	if cfg.Discovery.Triggers.SIGHUP {
 		hup := make(chan os.Signal, 1)
 		signal.Notify(hup, syscall.SIGHUP)
@@ -226,6 +234,27 @@ func runServe(ctx context.Context, env *Env, cfg *config.File, log *slog.Logger)
 	wg.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// ledgerSyncer builds the configured ledger sources; nil when there are
+// none.
+func ledgerSyncer(cfg config.Placement, store *placement.Store, log *slog.Logger) (*placement.Syncer, error) {
+	if len(cfg.Sources) == 0 {
+		return nil, nil
+	}
+	var sources []placement.Source
+	for i, p := range cfg.Sources {
+		f, err := registry.LedgerSource(p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("placement.sources[%d]: %w", i, err)
+		}
+		src, err := f.New(&p.Params, fmt.Sprintf("placement.sources[%d].params", i), placement.SourceDeps{Logger: log.With("ledgerSource", p.Name)})
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, src)
+	}
+	return placement.NewSyncer(store, sources, cfg.SyncInterval, time.Now, log)
 }
 
 // printWhere tells the user where to look.

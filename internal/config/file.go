@@ -37,12 +37,14 @@ type File struct {
 	// Kubernetes configures the service's node watcher and leader
 	// election.
 	Kubernetes Kubernetes `yaml:"kubernetes"`
+	// Placement configures the service's placement ledger sources.
+	Placement Placement `yaml:"placement"`
 }
 
 // Default returns the configuration used when there is no file: no
 // provider or engine, and the defaults of every service section.
 func Default() *File {
-	return &File{Server: DefaultServer(), Discovery: DefaultDiscovery(), Store: DefaultStore(), Kubernetes: DefaultKubernetes()}
+	return &File{Server: DefaultServer(), Discovery: DefaultDiscovery(), Store: DefaultStore(), Kubernetes: DefaultKubernetes(), Placement: DefaultPlacement()}
 }
 
 // Load reads and strictly decodes a configuration file.

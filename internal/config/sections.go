@@ -19,7 +19,7 @@ func serviceSections(f *File) []struct {
 	return []struct {
 		key string
 		cfg Validator
-	}{{"server", &f.Server}, {"discovery", &f.Discovery}, {"store", &f.Store}, {"kubernetes", &f.Kubernetes}}
+	}{{"server", &f.Server}, {"discovery", &f.Discovery}, {"store", &f.Store}, {"kubernetes", &f.Kubernetes}, {"placement", &f.Placement}}
 }
 
 // checkSections strictly checks the keys of the service sections of data,

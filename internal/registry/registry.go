@@ -14,6 +14,9 @@ import (
 	"github.com/toposcope/toposcope/engines/schedtopo"
 	"github.com/toposcope/toposcope/engines/slinky"
 	"github.com/toposcope/toposcope/engines/slurm"
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/placement/podsource"
+	"github.com/toposcope/toposcope/placement/slurmsource"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/aws"
@@ -64,6 +67,16 @@ func Engines() []engines.Factory {
 		schedtopo.NewKueueFactory(),
 		schedtopo.NewKAIFactory(),
 	}
+}
+
+// LedgerSources returns the factory of every placement ledger source.
+func LedgerSources() []placement.SourceFactory {
+	return []placement.SourceFactory{podsource.NewFactory(), slurmsource.NewFactory()}
+}
+
+// LedgerSource returns the ledger source factory with the given name.
+func LedgerSource(name string) (placement.SourceFactory, error) {
+	return find("ledger source", LedgerSources(), name, func(f placement.SourceFactory) string { return f.Name })
 }
 
 // ErrUnknownPlugin is wrapped when a provider or engine name is not

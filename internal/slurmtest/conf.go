@@ -23,6 +23,11 @@ type Options struct {
 	Nodes []string
 	// Topology is the content of the topology.conf written beside slurm.conf.
 	Topology string
+	// Slurmd starts one slurmd per node (each on its own loopback port), so that
+	// jobs run; only V2205 (the chroot has no slurmd). Nodes then have 8 CPUs.
+	Slurmd bool
+	// GPUs per node, as gres/gpu backed by empty files (with Slurmd).
+	GPUs int
 }
 
 // normalize checks o and fills in defaults.
@@ -43,6 +48,12 @@ func (o Options) normalize() (Options, error) {
 		}
 	default:
 		return o, fmt.Errorf("slurmtest: unsupported topology plugin %q (want %q or %q)", o.Plugin, PluginTree, PluginBlock)
+	}
+	if o.Slurmd && o.Version != V2205 {
+		return o, fmt.Errorf("slurmtest: slurmd runs only with %s (the %s chroot has none)", V2205, o.Version)
+	}
+	if o.GPUs < 0 || o.GPUs > 0 && !o.Slurmd {
+		return o, fmt.Errorf("slurmtest: GPUs need Slurmd and must not be negative, got %d", o.GPUs)
 	}
 	if len(o.Nodes) == 0 {
 		return o, fmt.Errorf("slurmtest: Options.Nodes is empty; slurm.conf needs at least one node")
@@ -86,7 +97,7 @@ func (d confDir) innerPath(name string) string { return path.Join(d.inner, name)
 
 // writeConfig writes slurm.conf, topology.conf, the state and spool folders and, for
 // auth/slurm, slurm.key into d.
-func writeConfig(d confDir, o Options, ctldPort, slurmdPort int) error {
+func writeConfig(d confDir, o Options, ctldPort, slurmdPort int, nodePorts []int) error {
 	for _, sub := range []string{"state", "spool", "run"} {
 		if err := os.Mkdir(d.hostPath(sub), 0o755); err != nil {
 			return fmt.Errorf("slurmtest: %w", err)
@@ -104,9 +115,13 @@ func writeConfig(d confDir, o Options, ctldPort, slurmdPort int) error {
 		b.WriteString("AuthType=auth/slurm\nCredType=cred/slurm\n")
 	}
 	fmt.Fprintf(&b, "StateSaveLocation=%s\n", d.innerPath("state"))
-	fmt.Fprintf(&b, "SlurmdSpoolDir=%s\n", d.innerPath("spool"))
+	perNode := "" // one slurmd per node needs its own spool folder and pid file
+	if o.Slurmd {
+		perNode = "/%n"
+	}
+	fmt.Fprintf(&b, "SlurmdSpoolDir=%s%s\n", d.innerPath("spool"), perNode)
 	fmt.Fprintf(&b, "SlurmctldPidFile=%s\n", d.innerPath("slurmctld.pid"))
-	fmt.Fprintf(&b, "SlurmdPidFile=%s\n", d.innerPath("slurmd.pid"))
+	fmt.Fprintf(&b, "SlurmdPidFile=%s\n", d.innerPath("slurmd"+strings.ReplaceAll(perNode, "/", "-")+".pid"))
 	b.WriteString(`SlurmUser=root
 SlurmdUser=root
 SlurmctldDebug=info
@@ -119,8 +134,14 @@ SelectType=select/cons_tres
 ReturnToService=2
 `)
 	fmt.Fprintf(&b, "TopologyPlugin=%s\n", o.Plugin)
-	for _, n := range o.Nodes {
-		fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN\n", n)
+	if o.Slurmd {
+		if err := writeSlurmdConfig(&b, d, o, nodePorts); err != nil {
+			return err
+		}
+	} else {
+		for _, n := range o.Nodes {
+			fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN\n", n)
+		}
 	}
 	b.WriteString("PartitionName=all Nodes=ALL Default=YES State=UP\n")
 

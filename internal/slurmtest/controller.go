@@ -1,7 +1,6 @@
 package slurmtest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -87,11 +86,15 @@ func start(ctx context.Context, t testing.TB, o Options) (c *Controller, portCla
 		})
 		c.dir = confDir{host: d, inner: "/srv/" + filepath.Base(d)}
 	}
-	ports, err := freePorts(2)
+	nodePorts := 0
+	if o.Slurmd {
+		nodePorts = len(o.Nodes)
+	}
+	ports, err := freePorts(2 + nodePorts)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := writeConfig(c.dir, o, ports[0], ports[1]); err != nil {
+	if err := writeConfig(c.dir, o, ports[0], ports[1], ports[2:]); err != nil {
 		return nil, false, err
 	}
 	logf, err := os.Create(c.logPath())
@@ -123,6 +126,12 @@ func start(ctx context.Context, t testing.TB, o Options) (c *Controller, portCla
 			strings.Contains(log, "Unable to listen to file descriptors")
 		return nil, portClash, fmt.Errorf("slurmtest: slurmctld %s did not come up: %w\n%s",
 			o.Version, err, c.logTail(log, "slurmctld log"))
+	}
+	if o.Slurmd {
+		if err := c.startSlurmds(ctx, t, o.Nodes); err != nil {
+			c.stop()
+			return nil, false, err
+		}
 	}
 	return c, false, nil
 }
@@ -310,14 +319,7 @@ func (c *Controller) command(bin string, args ...string) []string {
 
 // scontrol runs scontrol args and returns its stdout and stderr.
 func (c *Controller) scontrol(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, scontrolTimeout)
-	defer cancel()
-	argv := c.ScontrolArgv(args...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err = cmd.Run()
-	return so.String(), se.String(), err
+	return c.Run(ctx, scontrolBin, args...)
 }
 
 // TopologyPath returns the host path of this controller's topology.conf, so a test

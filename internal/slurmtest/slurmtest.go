@@ -95,9 +95,9 @@ func Require(t testing.TB, v Version) {
 func available(v Version) error {
 	switch v {
 	case V2205:
-		for _, bin := range []string{slurmctldBin, scontrolBin, mungeBin, unmungeBin} {
+		for _, bin := range []string{slurmctldBin, scontrolBin, slurmdBin, mungeBin, unmungeBin} {
 			if _, err := os.Stat(bin); err != nil {
-				return fmt.Errorf("%s is missing (packages slurmctld, slurm-client, munge); %s", bin, installHint)
+				return fmt.Errorf("%s is missing (packages slurmctld, slurmd, slurm-client, munge); %s", bin, installHint)
 			}
 		}
 		if err := versionIs(V2205, slurmctldBin, "-V"); err != nil {

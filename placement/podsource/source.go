@@ -1,0 +1,217 @@
+package podsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/placement"
+)
+
+// ErrAnnotation is wrapped when a pod's annotation cannot be read.
+var ErrAnnotation = errors.New("invalid pod annotation")
+
+// Source reads GPU pods bound to nodes.
+type Source struct {
+	cfg  Config
+	core kubernetes.Interface
+	log  *slog.Logger
+}
+
+// New returns the source reading through core.
+func New(cfg Config, core kubernetes.Interface, log *slog.Logger) (*Source, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Source{cfg: cfg, core: core, log: log}, nil
+}
+
+// NewFactory returns the source's registry entry.
+func NewFactory() placement.SourceFactory {
+	return placement.SourceFactory{
+		Name:    Name,
+		Summary: "GPU pods bound to nodes; account from a pod label or namespace, min runtime from an annotation",
+		New: func(params *yaml.Node, prefix string, deps placement.SourceDeps) (placement.Source, error) {
+			cfg := DefaultConfig()
+			if err := config.Decode(params, &cfg, prefix); err != nil {
+				return nil, err
+			}
+			rc, err := cfg.RESTConfig()
+			if err != nil {
+				return nil, fmt.Errorf("%s ledger source: %w", Name, err)
+			}
+			clients, err := kube.NewClients(rc)
+			if err != nil {
+				return nil, fmt.Errorf("%s ledger source: %w", Name, err)
+			}
+			return New(cfg, clients.Core, deps.Logger)
+		},
+	}
+}
+
+// Name implements placement.Source.
+func (s *Source) Name() string { return Name }
+
+// Records implements placement.Source: one paged LIST of the pods bound
+// to a node (per configured namespace). Pods that request no GPUs or
+// have no account are left out; a pod with an unreadable annotation
+// fails the whole answer, naming the pod and the annotation.
+func (s *Source) Records(ctx context.Context, now time.Time) ([]placement.Record, error) {
+	namespaces := s.cfg.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	var out []placement.Record
+	var errs []error
+	for _, ns := range namespaces {
+		opts := metav1.ListOptions{FieldSelector: "spec.nodeName!=", Limit: s.cfg.PageSize}
+		for {
+			list, err := s.core.CoreV1().Pods(ns).List(ctx, opts)
+			if err != nil {
+				return nil, fmt.Errorf("list pods: %w", err)
+			}
+			for i := range list.Items {
+				r, ok, err := s.record(&list.Items[i], now)
+				if err != nil {
+					errs = append(errs, err)
+				} else if ok {
+					out = append(out, r)
+				}
+			}
+			if opts.Continue = list.Continue; opts.Continue == "" {
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// record converts one pod; ok is false for pods left out.
+func (s *Source) record(p *corev1.Pod, now time.Time) (placement.Record, bool, error) {
+	gpus := s.gpus(&p.Spec)
+	if gpus == 0 || p.Spec.NodeName == "" {
+		return placement.Record{}, false, nil
+	}
+	acct := s.account(p)
+	if acct == "" {
+		return placement.Record{}, false, nil
+	}
+	r := placement.Record{Account: acct, Workload: p.Namespace + "/" + p.Name + "@" + string(p.UID), GPUs: gpus,
+		Nodes: []string{p.Spec.NodeName}, Submit: p.CreationTimestamp.Time, Start: boundAt(p)}
+	if p.Spec.Priority != nil {
+		r.Priority = int(*p.Spec.Priority)
+	}
+	if v, ok := p.Annotations[s.cfg.MinRuntimeAnnotation]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return r, false, fmt.Errorf("%w: pod %s/%s: %s: %q is not a non-negative duration such as 2h",
+				ErrAnnotation, p.Namespace, p.Name, s.cfg.MinRuntimeAnnotation, v)
+		}
+		r.MinRuntime, r.Allocated = d, d > 0
+	}
+	if v, ok := p.Annotations[s.cfg.ResumableAnnotation]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return r, false, fmt.Errorf("%w: pod %s/%s: %s: %q is not true or false",
+				ErrAnnotation, p.Namespace, p.Name, s.cfg.ResumableAnnotation, v)
+		}
+		r.Resumable = b
+	}
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		r.End = finishedAt(p, now)
+	}
+	if r.Start.After(now) {
+		r.Start = now
+	}
+	if !r.End.IsZero() && r.End.Before(r.Start) {
+		r.End = r.Start
+	}
+	return r, true, nil
+}
+
+// gpus is the pod's effective request of the configured resources: the
+// larger of the containers' sum and the largest init container (limits
+// stand for requests, as Kubernetes defaults them for extended resources).
+func (s *Source) gpus(spec *corev1.PodSpec) int {
+	count := func(c *corev1.Container) int64 {
+		var n int64
+		for _, name := range s.cfg.Resources {
+			q, ok := c.Resources.Requests[corev1.ResourceName(name)]
+			if !ok {
+				q, ok = c.Resources.Limits[corev1.ResourceName(name)]
+			}
+			if ok {
+				n += q.Value()
+			}
+		}
+		return n
+	}
+	var sum, initMax int64
+	for i := range spec.Containers {
+		sum += count(&spec.Containers[i])
+	}
+	for i := range spec.InitContainers {
+		initMax = max(initMax, count(&spec.InitContainers[i]))
+	}
+	return int(max(sum, initMax))
+}
+
+// account is the pod's label, else its namespace's mapping, else (with
+// the fallback) the namespace.
+func (s *Source) account(p *corev1.Pod) string {
+	if a := p.Labels[s.cfg.AccountLabel]; a != "" {
+		return a
+	}
+	if a := s.cfg.NamespaceAccounts[p.Namespace]; a != "" {
+		return a
+	}
+	if s.cfg.NamespaceFallback {
+		return p.Namespace
+	}
+	return ""
+}
+
+// boundAt is when the pod was bound to its node: the PodScheduled
+// condition, else the kubelet's start time, else its creation.
+func boundAt(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	if p.Status.StartTime != nil {
+		return p.Status.StartTime.Time
+	}
+	return p.CreationTimestamp.Time
+}
+
+// finishedAt is when a finished pod's last container terminated, else
+// now (the pod is seen finished for the first time).
+func finishedAt(p *corev1.Pod, now time.Time) time.Time {
+	var end time.Time
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(end) {
+			end = t.FinishedAt.Time
+		}
+	}
+	if end.IsZero() {
+		return now
+	}
+	return end
+}
