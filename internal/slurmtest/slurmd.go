@@ -85,6 +85,10 @@ func (c *Controller) startSlurmds(ctx context.Context, t testing.TB, nodes []str
 			<-done
 		})
 	}
+	// Cleanups run last-registered first: this one, before the slurmds are killed.
+	// slurmstepd leaves slurmd's process group, so jobs are cancelled through
+	// slurmctld and the test waits (briefly) until none holds a node.
+	t.Cleanup(func() { c.cancelJobs() })
 	ctx, cancel := context.WithTimeout(ctx, slurmdTimeout)
 	defer cancel()
 	want := strings.Repeat("idle\n", len(nodes))
@@ -120,4 +124,20 @@ func (c *Controller) Run(ctx context.Context, bin string, args ...string) (stdou
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err = cmd.Run()
 	return so.String(), se.String(), err
+}
+
+// cancelJobs cancels every job (all steps, the batch shell included) and waits up to
+// stopGrace until squeue lists none running or completing.
+func (c *Controller) cancelJobs() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*stopGrace)
+	defer cancel()
+	_, _, _ = c.Run(ctx, "/usr/bin/scancel", "--full", "--partition=all")
+	deadline := time.Now().Add(stopGrace)
+	for time.Now().Before(deadline) {
+		out, _, err := c.Run(ctx, "/usr/bin/squeue", "-h", "-t", "running,completing,suspended", "-o", "%i")
+		if err != nil || strings.TrimSpace(out) == "" {
+			return
+		}
+		time.Sleep(pollEvery)
+	}
 }
