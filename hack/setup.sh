@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Everything the test suite needs, on a fresh Debian machine with only Go,
+# gcc and git (run as root): make, golangci-lint, munge, Slurm 22.05 on the
+# host (slurmctld, slurmd, slurm-client), Slurm 24.11 in a cached Debian
+# trixie chroot, ibsim and the real ibnetdiscover, etcd and a kube-apiserver
+# built once from k8s.io/kubernetes. It starts what must already run
+# (munged; the tests start slurmctld, slurmd, etcd and kube-apiserver
+# themselves). Every step checks first, so a second run does nothing.
+# The README's test command is `bash hack/setup.sh && CI=true make verify`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
+export TOPOSCOPE_CACHE="$CACHE"
+
+bash hack/install-tools.sh
+bash hack/install-slurm.sh
+bash hack/install-kube.sh
+bash hack/install-ibsim.sh
