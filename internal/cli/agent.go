@@ -123,11 +123,7 @@ func (o *agentOptions) publisher(env *Env) (func(context.Context, agent.Facts) e
 	if o.annotate {
 		cc := kube.DefaultClientConfig()
 		cc.Kubeconfig = o.kubeconfig
-		rc, err := cc.RESTConfig()
-		if err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
-		}
-		clients, err := kube.NewClients(rc)
+		clients, err := cc.Clients()
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}

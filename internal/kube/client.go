@@ -107,6 +107,15 @@ func (c *ClientConfig) Tune(rc *rest.Config) *rest.Config {
 	return out
 }
 
+// Clients loads the configuration (RESTConfig) and builds both clients.
+func (c *ClientConfig) Clients() (Clients, error) {
+	rc, err := c.RESTConfig()
+	if err != nil {
+		return Clients{}, err
+	}
+	return NewClients(rc)
+}
+
 // Clients are the Kubernetes clients an engine uses.
 type Clients struct {
 	// Core is the typed clientset (Nodes, ConfigMaps).

@@ -15,11 +15,7 @@ func ClientsFor(cc *ClientConfig, mode string) (Clients, error) {
 	if mode == ModePrint {
 		return Clients{}, nil
 	}
-	rc, err := cc.RESTConfig()
-	if err != nil {
-		return Clients{}, err
-	}
-	return NewClients(rc)
+	return cc.Clients()
 }
 
 // Engine is what Publish needs of a Kubernetes engine.

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
 	"github.com/toposcope/toposcope/placement"
 )
 
@@ -49,11 +48,7 @@ func NewFactory() placement.SourceFactory {
 			if err := config.Decode(params, &cfg, prefix); err != nil {
 				return nil, err
 			}
-			rc, err := cfg.RESTConfig()
-			if err != nil {
-				return nil, fmt.Errorf("%s ledger source: %w", Name, err)
-			}
-			clients, err := kube.NewClients(rc)
+			clients, err := cfg.Clients()
 			if err != nil {
 				return nil, fmt.Errorf("%s ledger source: %w", Name, err)
 			}

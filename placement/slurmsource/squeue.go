@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,14 +97,7 @@ func (s *states) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (s states) has(name string) bool {
-	for _, v := range s {
-		if v == name {
-			return true
-		}
-	}
-	return false
-}
+func (s states) has(name string) bool { return slices.Contains(s, name) }
 
 // parse decodes squeue's output; errors it reports are returned.
 func parse(out []byte) (*response, error) {
@@ -112,17 +106,13 @@ func parse(out []byte) (*response, error) {
 		return nil, fmt.Errorf("%w: %w", ErrOutput, err)
 	}
 	if len(r.Errors) > 0 {
-		return nil, fmt.Errorf("%w: squeue reported errors: %s", ErrOutput, bytes.Join(rawList(r.Errors), []byte("; ")))
+		msgs := make([]string, len(r.Errors))
+		for i, e := range r.Errors {
+			msgs[i] = string(e)
+		}
+		return nil, fmt.Errorf("%w: squeue reported errors: %s", ErrOutput, strings.Join(msgs, "; "))
 	}
 	return &r, nil
-}
-
-func rawList(in []json.RawMessage) [][]byte {
-	out := make([][]byte, len(in))
-	for i := range in {
-		out[i] = in[i]
-	}
-	return out
 }
 
 // gpus returns the job's GPUs: what gres_detail says each node was given,

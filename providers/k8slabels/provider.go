@@ -221,11 +221,7 @@ func NewFactory() providers.Factory {
 			}
 			var core kubernetes.Interface
 			if len(cfg.Nodes) == 0 {
-				rc, err := cfg.RESTConfig()
-				if err != nil {
-					return nil, fmt.Errorf("k8s-labels: %w", err)
-				}
-				clients, err := kube.NewClients(rc)
+				clients, err := cfg.Clients()
 				if err != nil {
 					return nil, fmt.Errorf("k8s-labels: %w", err)
 				}
