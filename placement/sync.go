@@ -20,6 +20,10 @@ type SourceFactory struct {
 	// New decodes and validates params (field errors under prefix) and
 	// builds the source.
 	New func(params *yaml.Node, prefix string, deps SourceDeps) (Source, error)
+	// Example is a parameter document that builds a working source with
+	// no outside service, used by the conformance test and the docs; empty
+	// when every source of the kind needs one (a Kubernetes cluster).
+	Example string
 }
 
 // SourceDeps are what a source is built with.

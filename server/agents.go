@@ -12,10 +12,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toposcope/toposcope/internal/agent"
-	"github.com/toposcope/toposcope/internal/discovery"
-	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/providers/nvlink"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -33,7 +33,7 @@ type AgentList struct {
 func (h *handlers) putAgent(c *gin.Context) {
 	node := c.Param("node")
 	if err := topology.CheckNodeName(node); err != nil {
-		h.fail(c, &discovery.RequestError{Field: "node", Err: err})
+		h.fail(c, &service.RequestError{Field: "node", Err: err})
 		return
 	}
 	f, err := decodeFacts(c.Request.Body)
@@ -86,13 +86,13 @@ func decodeFacts(body io.Reader) (agent.Facts, error) {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return f, &discovery.RequestError{Field: "body", Err: err}
+		return f, &service.RequestError{Field: "body", Err: err}
 	}
 	var extra json.RawMessage
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return f, &discovery.RequestError{Field: "body", Err: err}
+			return f, &service.RequestError{Field: "body", Err: err}
 		}
 		return f, badParam("body", "trailing data after the JSON object")
 	}
@@ -101,7 +101,7 @@ func decodeFacts(body io.Reader) (agent.Facts, error) {
 	}
 	if f.Clique != "" {
 		if _, err := nvlink.ParseCliqueLabel(f.Clique); err != nil {
-			return f, &discovery.RequestError{Field: "clique", Err: err}
+			return f, &service.RequestError{Field: "clique", Err: err}
 		}
 	}
 	for i, hca := range f.HCAs {
@@ -133,7 +133,7 @@ func (h *handlers) agents(c *gin.Context) {
 func (h *handlers) agent(c *gin.Context) {
 	node := c.Param("node")
 	if err := topology.CheckNodeName(node); err != nil {
-		h.fail(c, &discovery.RequestError{Field: "node", Err: err})
+		h.fail(c, &service.RequestError{Field: "node", Err: err})
 		return
 	}
 	rep, err := h.Store.AgentReport(node)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/agent"
+	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/service/store"
 )
 
-// service is a running `toposcope serve` process.
-type service struct {
+// serveProc is a running `toposcope serve` process.
+type serveProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	base   string
@@ -30,9 +30,9 @@ type service struct {
 var listening = regexp.MustCompile(`listening on (https?://\S+)`)
 
 // startService starts the binary and waits until it prints its address.
-func startService(t *testing.T, bin, cfgPath string) *service {
+func startService(t *testing.T, bin, cfgPath string) *serveProc {
 	t.Helper()
-	s := &service{t: t, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	s := &serveProc{t: t, stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	s.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug")
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()
@@ -64,7 +64,7 @@ func startService(t *testing.T, bin, cfgPath string) *service {
 	return s
 }
 
-func (s *service) kill() {
+func (s *serveProc) kill() {
 	s.t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		s.t.Fatal(err)
@@ -73,7 +73,7 @@ func (s *service) kill() {
 }
 
 // call sends a request with the write token and returns status and body.
-func (s *service) call(method, path, body string) (int, string) {
+func (s *serveProc) call(method, path, body string) (int, string) {
 	s.t.Helper()
 	var r io.Reader
 	if body != "" {
@@ -97,7 +97,7 @@ func (s *service) call(method, path, body string) (int, string) {
 }
 
 // waitFor polls path until ok accepts the answer or the deadline passes.
-func (s *service) waitFor(path string, ok func(int, string) bool) (int, string) {
+func (s *serveProc) waitFor(path string, ok func(int, string) bool) (int, string) {
 	s.t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -112,7 +112,7 @@ func (s *service) waitFor(path string, ok func(int, string) bool) (int, string) 
 	}
 }
 
-func currentSnapshot(t *testing.T, s *service) (current, pending uint64) {
+func currentSnapshot(t *testing.T, s *serveProc) (current, pending uint64) {
 	t.Helper()
 	_, body := s.call(http.MethodGet, "/v1/snapshots", "")
 	var v struct{ Current, Pending uint64 }

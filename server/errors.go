@@ -10,11 +10,11 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/discovery"
-	"github.com/toposcope/toposcope/internal/registry"
-	"github.com/toposcope/toposcope/internal/store"
 	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
 )
 
 // Errors of the HTTP layer itself.
@@ -61,17 +61,17 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, store.ErrNotPending):
 		return http.StatusConflict, "not_pending"
-	case errors.Is(err, discovery.ErrBusy):
+	case errors.Is(err, service.ErrBusy):
 		return http.StatusTooManyRequests, "busy"
-	case errors.Is(err, discovery.ErrDisabled):
+	case errors.Is(err, service.ErrDisabled):
 		return http.StatusForbidden, "disabled"
-	case errors.Is(err, discovery.ErrNoTopology):
+	case errors.Is(err, service.ErrNoTopology):
 		return http.StatusServiceUnavailable, "no_topology"
-	case errors.Is(err, discovery.ErrInterrupted):
+	case errors.Is(err, service.ErrInterrupted):
 		return http.StatusServiceUnavailable, "interrupted"
-	case errors.Is(err, discovery.ErrClosed), errors.Is(err, context.Canceled):
+	case errors.Is(err, service.ErrClosed), errors.Is(err, context.Canceled):
 		return http.StatusServiceUnavailable, "shutting_down"
-	case errors.Is(err, registry.ErrUnknownPlugin):
+	case errors.Is(err, plugins.ErrUnknownPlugin):
 		return http.StatusBadRequest, "unknown_plugin"
 	case errors.Is(err, engines.ErrInexpressible):
 		return http.StatusUnprocessableEntity, "inexpressible"
@@ -81,7 +81,7 @@ func statusOf(err error) (int, string) {
 		return http.StatusUnprocessableEntity, "no_candidate"
 	case errors.Is(err, placement.ErrInvalid):
 		return http.StatusBadRequest, "invalid_request"
-	case errors.Is(err, config.ErrInvalid), errors.Is(err, discovery.ErrBadRequest):
+	case errors.Is(err, config.ErrInvalid), errors.Is(err, service.ErrBadRequest):
 		return http.StatusBadRequest, "invalid_request"
 	case errors.Is(err, providers.ErrUnavailable):
 		return http.StatusBadGateway, "upstream_unavailable"
@@ -110,11 +110,11 @@ func (h *handlers) fail(c *gin.Context, err error) {
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		c.Header("Retry-After", "5")
 	}
-	field := lineRef.ReplaceAllString(discovery.FieldOf(err), "")
+	field := lineRef.ReplaceAllString(service.FieldOf(err), "")
 	c.AbortWithStatusJSON(status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg, Field: field}})
 }
 
 // badParam is a RequestError about a query or path parameter.
 func badParam(field, msg string) error {
-	return &discovery.RequestError{Field: field, Err: errors.New(msg)}
+	return &service.RequestError{Field: field, Err: errors.New(msg)}
 }

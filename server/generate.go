@@ -7,14 +7,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toposcope/toposcope/internal/discovery"
-	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
 )
 
 // generate is Topograph's POST /v1/generate: 202 with the request ID as
 // plain text (JSON when the client accepts only JSON).
 func (h *handlers) generate(c *gin.Context) {
-	req, err := discovery.DecodeGenerateRequest(c.Request.Body)
+	req, err := service.DecodeGenerateRequest(c.Request.Body)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -56,7 +56,7 @@ func (h *handlers) topology(c *gin.Context) {
 	case store.StateDone:
 		c.Data(http.StatusOK, res.ContentType, body)
 	default:
-		h.fail(c, discovery.ResultError(res))
+		h.fail(c, service.ResultError(res))
 	}
 }
 

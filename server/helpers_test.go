@@ -20,11 +20,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/discovery"
 	"github.com/toposcope/toposcope/internal/registry"
-	"github.com/toposcope/toposcope/internal/store"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/server"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
 )
 
 func TestMain(m *testing.M) {
@@ -55,9 +55,9 @@ func (b *syncBuffer) String() string {
 type stack struct {
 	t         testing.TB
 	handler   http.Handler
-	loop      *discovery.Loop
+	loop      *service.Loop
 	store     *store.Store
-	reqs      *discovery.Requests
+	reqs      *service.Requests
 	logs      *syncBuffer
 	metrics   *prometheus.Registry
 	modelPath string
@@ -102,61 +102,40 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: level}))
-	st, err := store.Open(s.storePath, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.store = st
-	var prov config.Plugin
-	prov.Name = sim.Name
-	config.SetParam(&prov.Params, "model", s.modelPath)
-	var engs []config.Plugin
+	cfg := config.Default()
+	cfg.Store.Path = s.storePath
+	cfg.Provider.Name = sim.Name
+	config.SetParam(&cfg.Provider.Params, "model", s.modelPath)
 	if o.engines != "" {
-		if err := yaml.Unmarshal([]byte(o.engines), &engs); err != nil {
+		if err := yaml.Unmarshal([]byte(o.engines), &cfg.Engines); err != nil {
 			t.Fatal(err)
 		}
 	}
-	disc := config.DefaultDiscovery()
-	disc.ShrinkGuard = 0.1
+	cfg.Discovery.ShrinkGuard = 0.1
 	if o.guard != 0 {
-		disc.ShrinkGuard = o.guard
+		cfg.Discovery.ShrinkGuard = o.guard
 	}
-	srv := config.DefaultServer()
-	srv.MaxBodyBytes = 64 << 10
-	srv.Publish = o.publish
+	cfg.Server.MaxBodyBytes = 64 << 10
+	cfg.Server.MaxConcurrentDiscoveries = 2
+	cfg.Server.Publish = o.publish
 	s.metrics = prometheus.NewRegistry()
-	m, err := discovery.NewMetrics(s.metrics)
+	svc, err := service.New(context.Background(), cfg, service.Deps{Registry: registry.Default(), Logger: log, Metrics: s.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := discovery.NewLimiter(2)
-	reg := registry.Default()
-	s.loop, err = discovery.NewLoop(discovery.LoopDeps{
-		Registry: reg, Store: st, Logger: log, Metrics: m, Limiter: lim, Provider: prov, Engines: engs,
-		Config: disc, Retention: config.DefaultStore().Retention,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.reqs = discovery.NewRequests(discovery.RequestsDeps{
-		Registry: reg, Store: st, Logger: log, Metrics: m, Limiter: lim, Server: srv,
-		Retention: config.DefaultStore().Retention, Provider: prov, Engines: engs,
-	})
+	s.store, s.loop, s.reqs = svc.Store, svc.Loop, svc.Requests
 	var tokens *server.Tokens
 	if o.tokens != "" {
 		if tokens, err = server.ParseTokens(o.tokens, "test"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.handler, err = server.New(server.Deps{
-		Registry: reg, Store: st, Loop: s.loop, Requests: s.reqs, Logger: log, Metrics: s.metrics, Tokens: tokens, Config: srv,
-	})
+	s.handler, err = server.New(server.Deps{Service: svc, Logger: log, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		s.reqs.Close()
-		if err := st.Close(); err != nil {
+		if err := svc.Close(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -166,7 +145,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 // discover runs the loop once and fails the test on error.
 func (s *stack) discover() *store.Run {
 	s.t.Helper()
-	run, err := s.loop.RunOnce(context.Background(), discovery.TriggerAPI)
+	run, err := s.loop.RunOnce(context.Background(), service.TriggerAPI)
 	if err != nil {
 		s.t.Fatal(err)
 	}

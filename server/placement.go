@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toposcope/toposcope/internal/discovery"
 	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/service"
 )
 
 // placementRequest is the body of POST /v1/placements: a request plus
@@ -48,7 +48,7 @@ func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ..
 func (h *handlers) placements(c *gin.Context) {
 	var req placementRequest
 	if err := c.ShouldBindJSON(&req); err != nil {
-		h.fail(c, &discovery.RequestError{Field: "body", Err: err})
+		h.fail(c, &service.RequestError{Field: "body", Err: err})
 		return
 	}
 	cfg := placement.DefaultConfig()
@@ -107,7 +107,7 @@ func (h *handlers) ledger(c *gin.Context) {
 func (h *handlers) appendLedger(c *gin.Context) {
 	var l placement.Ledger
 	if err := c.ShouldBindJSON(&l); err != nil {
-		h.fail(c, &discovery.RequestError{Field: "body", Err: err})
+		h.fail(c, &service.RequestError{Field: "body", Err: err})
 		return
 	}
 	if err := h.Placement.Append(l.Records); err != nil {
@@ -131,7 +131,7 @@ func (h *handlers) budgets(c *gin.Context) {
 func (h *handlers) putBudgets(c *gin.Context) {
 	var b placement.Budgets
 	if err := c.ShouldBindJSON(&b); err != nil {
-		h.fail(c, &discovery.RequestError{Field: "body", Err: err})
+		h.fail(c, &service.RequestError{Field: "body", Err: err})
 		return
 	}
 	if err := h.Placement.SetBudgets(&b); err != nil {

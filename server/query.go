@@ -9,9 +9,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toposcope/toposcope/internal/discovery"
 	"github.com/toposcope/toposcope/internal/hostlist"
-	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -20,10 +20,10 @@ const maxNeighbours = 1024
 
 // current returns the current state, or fails the request when there is
 // no topology yet.
-func (h *handlers) current(c *gin.Context) (*discovery.State, bool) {
+func (h *handlers) current(c *gin.Context) (*service.State, bool) {
 	st := h.Loop.State()
 	if st.Graph == nil {
-		h.fail(c, discovery.ErrNoTopology)
+		h.fail(c, service.ErrNoTopology)
 		return nil, false
 	}
 	c.Header("X-Toposcope-Snapshot", strconv.FormatUint(st.Snapshot.ID, 10))
@@ -42,7 +42,7 @@ func (h *handlers) node(c *gin.Context) {
 	g := st.Graph
 	n, found := g.Node(name)
 	if !found {
-		h.fail(c, &discovery.RequestError{Field: "name", Err: errNotFound("node " + strconv.Quote(name))})
+		h.fail(c, &service.RequestError{Field: "name", Err: errNotFound("node " + strconv.Quote(name))})
 		return
 	}
 	bp := getBuf()
@@ -159,7 +159,7 @@ func (h *handlers) switchByID(c *gin.Context) {
 		}
 	}
 	if !found {
-		h.fail(c, &discovery.RequestError{Field: "id", Err: errNotFound("switch " + strconv.Quote(id))})
+		h.fail(c, &service.RequestError{Field: "id", Err: errNotFound("switch " + strconv.Quote(id))})
 		return
 	}
 	out := switchJSON{Snapshot: st.Snapshot.ID, Switch: s, Path: []pathEntry{}, NodesBelow: nodesBelow(g, s)}

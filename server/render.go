@@ -11,7 +11,7 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/discovery"
+	"github.com/toposcope/toposcope/service"
 )
 
 // render answers GET /v1/render/{engine}?param=value...: the engine's
@@ -23,7 +23,7 @@ func (h *handlers) render(c *gin.Context) {
 	name := c.Param("engine")
 	ef, err := h.Registry.Engine(name)
 	if err != nil {
-		h.fail(c, &discovery.RequestError{Field: "engine", Err: err})
+		h.fail(c, &service.RequestError{Field: "engine", Err: err})
 		return
 	}
 	var params yaml.Node

@@ -22,44 +22,44 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/discovery"
-	"github.com/toposcope/toposcope/internal/registry"
-	"github.com/toposcope/toposcope/internal/store"
 	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/plugins"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
 )
 
 // Deps are the router's dependencies.
 type Deps struct {
-	// Registry builds engines for GET /v1/render.
-	Registry *registry.Registry
-	// Store holds snapshots and results.
-	Store *store.Store
-	// Loop holds the current topology and runs discoveries.
-	Loop *discovery.Loop
-	// Requests runs POST /v1/generate.
-	Requests *discovery.Requests
-	// Logger receives the service's logs; discarded if nil.
+	// Service is what the router answers from: its registry, store,
+	// discovery loop, requests, placement store, metrics registry and
+	// server configuration (required).
+	Service *service.Service
+	// Logger receives the HTTP layer's logs; discarded if nil.
 	Logger *slog.Logger
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
-	// Metrics is where the HTTP metrics are registered and what
-	// /metrics serves.
-	Metrics *prometheus.Registry
 	// Tokens are the accepted bearer tokens; nil allows every request.
 	Tokens *Tokens
-	// Config is the server section (body limit, timeouts).
-	Config config.Server
-	// Placement holds the budgets and ledger of the placement endpoints
-	// (placement.OpenStore on the service store persists them); an empty
-	// in-memory store if nil.
-	Placement *placement.Store
 	// AgentRetention limits the agent reports kept; the zero value means
 	// store.DefaultAgentRetention.
 	AgentRetention store.AgentRetention
 }
 
+// parts are the pieces of the service the handlers use.
+type parts struct {
+	Registry       *plugins.Registry
+	Store          *store.Store
+	Loop           *service.Loop
+	Requests       *service.Requests
+	Metrics        *prometheus.Registry
+	Placement      *placement.Store
+	Config         config.Server
+	Now            func() time.Time
+	AgentRetention store.AgentRetention
+}
+
 type handlers struct {
-	Deps
+	parts
 	// agentsPruned is when agent reports were last pruned (Unix nanos).
 	agentsPruned atomic.Int64
 	log          *slog.Logger
@@ -69,8 +69,9 @@ type handlers struct {
 
 // New builds the router.
 func New(d Deps) (*gin.Engine, error) {
-	if d.Registry == nil || d.Store == nil || d.Loop == nil || d.Requests == nil || d.Metrics == nil {
-		return nil, errors.New("server: Registry, Store, Loop, Requests and Metrics are required")
+	svc := d.Service
+	if svc == nil {
+		return nil, errors.New("server: a Service is required")
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -78,22 +79,22 @@ func New(d Deps) (*gin.Engine, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.Placement == nil {
-		d.Placement = placement.NewStore()
-	}
 	if d.AgentRetention == (store.AgentRetention{}) {
 		d.AgentRetention = store.DefaultAgentRetention()
 	}
 	if err := d.AgentRetention.Validate(); err != nil {
 		return nil, fmt.Errorf("server: agent retention: %w", err)
 	}
-	h := &handlers{Deps: d, log: d.Logger.With("component", "http"), tokens: d.Tokens}
+	h := &handlers{parts: parts{
+		Registry: svc.Registry, Store: svc.Store, Loop: svc.Loop, Requests: svc.Requests, Metrics: svc.Metrics,
+		Placement: svc.Placement, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
+	}, log: d.Logger.With("component", "http"), tokens: d.Tokens}
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toposcope_http_request_duration_seconds",
 		Help:    "HTTP request latency by method, route template and status code.",
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"method", "route", "code"})
-	if err := d.Metrics.Register(h.latency); err != nil {
+	if err := h.Metrics.Register(h.latency); err != nil {
 		return nil, err
 	}
 	r := gin.New()
@@ -206,7 +207,7 @@ func (h *handlers) healthz(c *gin.Context) {
 // readyz is ready once a topology is current.
 func (h *handlers) readyz(c *gin.Context) {
 	if h.Loop.State().Graph == nil {
-		h.fail(c, discovery.ErrNoTopology)
+		h.fail(c, service.ErrNoTopology)
 		return
 	}
 	c.String(http.StatusOK, "OK\n")

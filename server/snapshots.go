@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toposcope/toposcope/internal/discovery"
-	"github.com/toposcope/toposcope/internal/store"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
 )
 
 const (
@@ -117,12 +117,12 @@ func (h *handlers) diff(c *gin.Context) {
 	} else if st := h.Loop.State(); st.Snapshot != nil {
 		to = st.Snapshot.ID
 	} else {
-		h.fail(c, discovery.ErrNoTopology)
+		h.fail(c, service.ErrNoTopology)
 		return
 	}
 	toSnap, err := h.Store.Snapshot(to)
 	if err != nil {
-		h.fail(c, &discovery.RequestError{Field: "to", Err: err})
+		h.fail(c, &service.RequestError{Field: "to", Err: err})
 		return
 	}
 	if raw := c.Query("from"); raw != "" {
@@ -142,12 +142,12 @@ func (h *handlers) diff(c *gin.Context) {
 	}
 	a, err := h.snapshotGraph(from)
 	if err != nil {
-		h.fail(c, &discovery.RequestError{Field: "from", Err: err})
+		h.fail(c, &service.RequestError{Field: "from", Err: err})
 		return
 	}
 	b, err := h.snapshotGraph(to)
 	if err != nil {
-		h.fail(c, &discovery.RequestError{Field: "to", Err: err})
+		h.fail(c, &service.RequestError{Field: "to", Err: err})
 		return
 	}
 	d := store.Compare(a, b)
@@ -197,8 +197,8 @@ func (h *handlers) status(c *gin.Context) {
 // discover answers POST /v1/discover: a discovery is queued (merged with
 // one already queued).
 func (h *handlers) discover(c *gin.Context) {
-	if !h.Loop.Trigger(discovery.TriggerAPI) {
-		h.fail(c, &discovery.RequestError{Field: "discovery.triggers.api", Err: discovery.ErrDisabled})
+	if !h.Loop.Trigger(service.TriggerAPI) {
+		h.fail(c, &service.RequestError{Field: "discovery.triggers.api", Err: service.ErrDisabled})
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"queued": true})

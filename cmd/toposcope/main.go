@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/toposcope/toposcope/internal/cli"
+	"github.com/toposcope/toposcope/cmd/toposcope/cli"
 )
 
 func main() {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/engines/k8slabels"
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -15,8 +15,9 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/k8slabels"
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -64,7 +65,7 @@ func (s *setup) newEngine(t testing.TB, rc *rest.Config, edit func(*k8slabels.Co
 	if edit != nil {
 		edit(&cfg)
 	}
-	clients, err := kube.NewClients(s.counter.Instrument(cfg.Tune(rc)))
+	clients, err := kubeclient.NewClients(s.counter.Instrument(cfg.Tune(rc)))
 	if err != nil {
 		t.Fatal(err)
 	}

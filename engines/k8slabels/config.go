@@ -3,16 +3,17 @@ package k8slabels
 import (
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // Config is the engine's typed configuration (the `params` of a
 // `k8s-labels` engine entry). The client and label settings are inlined:
 // `kubeconfig`, `qps`, `preset`, `tierLabels`, ... sit next to `mode`.
 type Config struct {
-	kube.ClientConfig `yaml:",inline"`
-	kube.LabelConfig  `yaml:",inline"`
+	kubeclient.ClientConfig `yaml:",inline"`
+	kube.LabelConfig        `yaml:",inline"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
 	Mode string `yaml:"mode"`
 	// NodeSelector restricts the engine to the nodes matching a label
@@ -29,7 +30,7 @@ type Config struct {
 // DefaultConfig returns the configuration used when no params are given.
 func DefaultConfig() Config {
 	return Config{
-		ClientConfig: kube.DefaultClientConfig(),
+		ClientConfig: kubeclient.DefaultClientConfig(),
 		LabelConfig:  kube.DefaultLabelConfig(),
 		Mode:         kube.ModeApply,
 	}
@@ -41,5 +42,5 @@ func (c *Config) Validate() error {
 	if _, err := labels.Parse(c.NodeSelector); err != nil {
 		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
 	}
-	return kube.JoinErrors(errs...)
+	return config.Join(errs...)
 }

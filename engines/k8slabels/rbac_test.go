@@ -8,8 +8,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 )
 
 // TestRBAC runs the engine with a ServiceAccount token bound to exactly

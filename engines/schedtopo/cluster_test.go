@@ -14,9 +14,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/schedtopo"
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/keys"
 )
 
 // env is the package's apiserver, owned by TestMain, with the test CRDs.
@@ -32,7 +34,7 @@ func newEngine(t *testing.T, s schedtopo.Scheduler, rc *rest.Config, counter *ku
 	if edit != nil {
 		edit(&cfg)
 	}
-	clients, err := kube.NewClients(counter.Instrument(cfg.Tune(rc)))
+	clients, err := kubeclient.NewClients(counter.Instrument(cfg.Tune(rc)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestTopologyObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"topology.toposcope.io/tier-2", "topology.toposcope.io/tier-1", "topology.toposcope.io/tier-0", kube.HostnameLabel}
+			want := []string{"topology.toposcope.io/tier-2", "topology.toposcope.io/tier-1", "topology.toposcope.io/tier-0", keys.Hostname}
 			if got := levels(t, c, gvr, name); !slices.Equal(got, want) || res.Changed != 1 {
 				t.Errorf("levels = %v, want %v (%s)", got, want, res.Summary())
 			}
@@ -102,7 +104,7 @@ func TestTopologyObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_ = unstructured.SetNestedSlice(o.Object, []any{map[string]any{"nodeLabel": kube.HostnameLabel}}, "spec", "levels")
+			_ = unstructured.SetNestedSlice(o.Object, []any{map[string]any{"nodeLabel": keys.Hostname}}, "spec", "levels")
 			if _, err := c.Dynamic().Resource(gvr).Update(ctx, o, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
 				t.Errorf("in-place level change = %v, want Invalid (immutable)", err)
 			}
@@ -120,7 +122,7 @@ func TestTopologyObjects(t *testing.T) {
 			if !strings.HasPrefix(alt, name+"-") || !strings.Contains(strings.Join(res.Warnings, "\n"), "immutable") {
 				t.Errorf("new object %q, warnings %v", alt, res.Warnings)
 			}
-			if got := levels(t, c, gvr, alt); len(got) != 3 || got[2] != kube.HostnameLabel {
+			if got := levels(t, c, gvr, alt); len(got) != 3 || got[2] != keys.Hostname {
 				t.Errorf("new object levels = %v", got)
 			}
 			if got := levels(t, c, gvr, name); !slices.Equal(got, want) {

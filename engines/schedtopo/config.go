@@ -7,8 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // Scheduler is one consumer of Topology objects.
@@ -46,8 +47,8 @@ const maxLevels = 16
 // client and label settings are inlined and must equal those of the
 // k8s-labels engine that writes the labels.
 type Config struct {
-	kube.ClientConfig `yaml:",inline"`
-	kube.LabelConfig  `yaml:",inline"`
+	kubeclient.ClientConfig `yaml:",inline"`
+	kube.LabelConfig        `yaml:",inline"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
 	Mode string `yaml:"mode"`
 	// Name is the Topology object's name (default "toposcope"). When the
@@ -70,7 +71,7 @@ type Config struct {
 // DefaultConfig returns the defaults for scheduler s.
 func DefaultConfig(s Scheduler) Config {
 	return Config{
-		ClientConfig: kube.DefaultClientConfig(),
+		ClientConfig: kubeclient.DefaultClientConfig(),
 		LabelConfig:  kube.DefaultLabelConfig(),
 		Mode:         kube.ModeApply,
 		Name:         DefaultName,
@@ -105,7 +106,7 @@ func (c *Config) Validate() error {
 	if c.AcceleratorLevels && keys.Domain == "" {
 		errs = append(errs, config.Errorf("acceleratorLevels", "needs an accelerator domain label (domainLabel is %q)", c.DomainLabel))
 	}
-	return kube.JoinErrors(errs...)
+	return config.Join(errs...)
 }
 
 // String names the object kind, for messages.

@@ -27,8 +27,10 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -122,7 +124,7 @@ func (e *Engine) Levels(g *topology.Graph) ([]string, []string, error) {
 	if len(levels) == 0 {
 		return nil, nil, fmt.Errorf("%s: the graph has no fabric tier or accelerator domain to publish: %w", e.sched.Engine, engines.ErrInexpressible)
 	}
-	levels = append(levels, kube.HostnameLabel)
+	levels = append(levels, keys.Hostname)
 	if len(levels) > maxLevels {
 		return nil, nil, fmt.Errorf("%s: %d levels, %s allows at most %d (limit the tiers with tierLabels): %w", e.sched.Engine, len(levels), e.sched, maxLevels, engines.ErrInexpressible)
 	}
@@ -159,7 +161,7 @@ func (e *Engine) object(name string, levels []string) *unstructured.Unstructured
 		"kind":       "Topology",
 		"metadata": map[string]any{
 			"name":   name,
-			"labels": map[string]any{labelManagedBy: kube.FieldManager},
+			"labels": map[string]any{labelManagedBy: kubeclient.FieldManager},
 		},
 		"spec": map[string]any{"levels": ls},
 	}}
@@ -234,7 +236,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	if opts.DryRun {
 		return res, nil
 	}
-	if _, err := ri.Create(ctx, e.object(name, levels), metav1.CreateOptions{FieldManager: kube.FieldManager}); err != nil {
+	if _, err := ri.Create(ctx, e.object(name, levels), metav1.CreateOptions{FieldManager: kubeclient.FieldManager}); err != nil {
 		res.Changed--
 		return res, fmt.Errorf("%s: create Topology %s: %w: %w", e.sched.Engine, name, kube.ErrWrite, err)
 	}
@@ -252,7 +254,13 @@ func (e *Engine) staleWarning(name string, levels []string) string {
 // Publish applies (mode apply), prints what it would create (dry-run), or
 // prints the object without contacting a cluster (print).
 func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	return kube.Publish(ctx, e.sched.Engine, e.cfg.Mode, e, g, e.deps)
+	return e.PublishWith(ctx, g, kube.ApplyOptions{})
+}
+
+// PublishWith implements kube.GuardedPublisher: Publish with the
+// caller's options (the service's shrink guard).
+func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
+	return kube.Publish(ctx, e.sched.Engine, e.cfg.Mode, e, g, e.deps, opts)
 }
 
 // ContentType is YAML.

@@ -14,10 +14,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/schedtopo"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -83,21 +84,21 @@ func TestLevels(t *testing.T) {
 		warn     bool
 		inexpres bool
 	}{
-		{name: "3 tiers", fabric: kubetest.Fabric{Nodes: 32}, want: []string{p + "tier-2", p + "tier-1", p + "tier-0", kube.HostnameLabel}},
-		{name: "1 tier", fabric: kubetest.Fabric{Nodes: 32, Tiers: 1}, want: []string{p + "tier-0", kube.HostnameLabel}},
+		{name: "3 tiers", fabric: kubetest.Fabric{Nodes: 32}, want: []string{p + "tier-2", p + "tier-1", p + "tier-0", keys.Hostname}},
+		{name: "1 tier", fabric: kubetest.Fabric{Nodes: 32, Tiers: 1}, want: []string{p + "tier-0", keys.Hostname}},
 		{name: "topograph", fabric: kubetest.Fabric{Nodes: 32, Tiers: 2}, edit: func(c *schedtopo.Config) { c.Preset = kube.PresetTopographV1 },
-			want: []string{"fabric.topograph.run/tier-1", "fabric.topograph.run/tier-0", kube.HostnameLabel}},
+			want: []string{"fabric.topograph.run/tier-1", "fabric.topograph.run/tier-0", keys.Hostname}},
 		{name: "custom tiers cut the depth", fabric: kubetest.Fabric{Nodes: 32}, edit: func(c *schedtopo.Config) { c.TierLabels = []string{"x.io/leaf", "x.io/spine"} },
-			want: []string{"x.io/spine", "x.io/leaf", kube.HostnameLabel}},
+			want: []string{"x.io/spine", "x.io/leaf", keys.Hostname}},
 		{name: "accelerator below tiers", fabric: kubetest.Fabric{Nodes: 32, DomainSize: 8, SubDomainSize: 4},
 			edit: func(c *schedtopo.Config) { c.AcceleratorLevels = true },
-			want: []string{p + "tier-2", p + "tier-1", p + "tier-0", p + "accelerator-domain", p + "accelerator-subdomain", kube.HostnameLabel}},
+			want: []string{p + "tier-2", p + "tier-1", p + "tier-0", p + "accelerator-domain", p + "accelerator-subdomain", keys.Hostname}},
 		{name: "domains across leaves", fabric: kubetest.Fabric{Nodes: 32, NodesPerLeaf: 4, DomainSize: 8},
 			edit: func(c *schedtopo.Config) { c.AcceleratorLevels = true },
-			want: []string{p + "tier-2", p + "tier-1", p + "tier-0", p + "accelerator-domain", kube.HostnameLabel}, warn: true},
+			want: []string{p + "tier-2", p + "tier-1", p + "tier-0", p + "accelerator-domain", keys.Hostname}, warn: true},
 		{name: "accelerator only", fabric: kubetest.Fabric{Nodes: 32, DomainSize: 8},
 			edit: func(c *schedtopo.Config) { c.AcceleratorLevels, c.FabricLevels = true, false },
-			want: []string{p + "accelerator-domain", kube.HostnameLabel}},
+			want: []string{p + "accelerator-domain", keys.Hostname}},
 		{name: "nothing to publish", fabric: kubetest.Fabric{Nodes: 32},
 			edit: func(c *schedtopo.Config) { c.AcceleratorLevels, c.FabricLevels = true, false }, inexpres: true},
 	}

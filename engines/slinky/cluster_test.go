@@ -11,8 +11,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/toposcope/toposcope/engines"
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -48,7 +50,7 @@ func (s *setup) newEngine(t *testing.T, rc *rest.Config) *Engine {
 	cfg := DefaultConfig()
 	cfg.Namespace = s.ns
 	cfg.NodeSelector = kubetest.Selector(s.fabric.Prefix)
-	clients, err := kube.NewClients(s.counter.Instrument(cfg.Tune(rc)))
+	clients, err := kubeclient.NewClients(s.counter.Instrument(cfg.Tune(rc)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +100,8 @@ func TestConfigMapAndAnnotations(t *testing.T) {
 	if cm.Data["topology.yaml"] != string(want) {
 		t.Errorf("ConfigMap data:\n%s\nwant:\n%s", cm.Data["topology.yaml"], want)
 	}
-	if cm.Annotations[AnnotationGeneration] != "1" || cm.Annotations[AnnotationContentHash] != contentHash(want) ||
-		cm.Annotations[AnnotationSourceSnapshot] != graphSnapshot(g) || cm.Labels[LabelManagedBy] != "toposcope" {
+	if cm.Annotations[keys.Generation] != "1" || cm.Annotations[keys.ContentHash] != contentHash(want) ||
+		cm.Annotations[keys.SourceSnapshot] != graphSnapshot(g) || cm.Labels[keys.ManagedBy] != "toposcope" {
 		t.Errorf("ConfigMap metadata: %v %v", cm.Annotations, cm.Labels)
 	}
 	nodes, err := s.c.Core().CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: kubetest.Selector(s.fabric.Prefix)})
@@ -130,7 +132,7 @@ func TestConfigMapAndAnnotations(t *testing.T) {
 	if st.ByVerb["patch"] != 18 || st.ByVerb["update"] != 1 {
 		t.Errorf("after a change: %s; %+v, want 1 update and 18 patches", res.Summary(), st)
 	}
-	if gen := s.configMap(t).Annotations[AnnotationGeneration]; gen != "2" {
+	if gen := s.configMap(t).Annotations[keys.Generation]; gen != "2" {
 		t.Errorf("generation = %s, want 2", gen)
 	}
 }
@@ -150,7 +152,7 @@ func TestKeepsForeignContent(t *testing.T) {
 		t.Errorf("%s; %+v", res.Summary(), st)
 	}
 	got := s.configMap(t)
-	if got.Data["README"] != "hands off" || got.Annotations["owner"] != "ops" || got.Annotations[AnnotationGeneration] != "1" {
+	if got.Data["README"] != "hands off" || got.Annotations["owner"] != "ops" || got.Annotations[keys.Generation] != "1" {
 		t.Errorf("ConfigMap after update: %v %v", got.Annotations, got.Data)
 	}
 }

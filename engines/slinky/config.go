@@ -4,9 +4,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // Defaults of Config.
@@ -30,7 +31,7 @@ const V2511 slurm.Version = 2511
 // Config is the engine's typed configuration (the `params` of a `slinky`
 // engine entry).
 type Config struct {
-	kube.ClientConfig `yaml:",inline"`
+	kubeclient.ClientConfig `yaml:",inline"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
 	Mode string `yaml:"mode"`
 	// Namespace is where the Slinky Controller runs (default "slurm").
@@ -58,7 +59,7 @@ func DefaultConfig() Config {
 	s.Plugin = slurm.PluginYAML
 	s.SlurmVersion = DefaultSlurmVersion
 	return Config{
-		ClientConfig:    kube.DefaultClientConfig(),
+		ClientConfig:    kubeclient.DefaultClientConfig(),
 		Mode:            kube.ModeApply,
 		Namespace:       DefaultNamespace,
 		ConfigMap:       DefaultConfigMap,
@@ -104,5 +105,5 @@ func (c *Config) Validate() error {
 	if _, err := labels.Parse(c.NodeSelector); err != nil {
 		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
 	}
-	return kube.JoinErrors(errs...)
+	return config.Join(errs...)
 }

@@ -15,25 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/toposcope/toposcope/engines"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
-)
-
-// Annotations and labels toposcope sets on the ConfigMap.
-const (
-	// AnnotationGeneration counts the content changes: 1 at creation, one
-	// more at each write.
-	AnnotationGeneration = "toposcope.io/generation"
-	// AnnotationContentHash is "sha256:<hex>" of the topology file.
-	AnnotationContentHash = "toposcope.io/content-hash"
-	// AnnotationSourceSnapshot identifies the discovery the file comes
-	// from: the service's snapshot ID, or "graph-sha256:<hex>" of the graph.
-	AnnotationSourceSnapshot = "toposcope.io/source-snapshot"
-	// AnnotationSlurmVersion and AnnotationPlugin say what the file is for.
-	AnnotationSlurmVersion = "toposcope.io/slurm-version"
-	AnnotationPlugin       = "toposcope.io/slurm-plugin"
-	// LabelManagedBy marks objects toposcope writes.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
 )
 
 // maxConfigMapData is the apiserver's limit on a ConfigMap's data (1 MiB),
@@ -72,7 +57,7 @@ func (e *Engine) desiredConfigMap(data []byte, gen int, snapshot string) *corev1
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: e.cfg.ConfigMap, Namespace: e.cfg.Namespace,
-			Labels:      map[string]string{LabelManagedBy: kube.FieldManager},
+			Labels:      map[string]string{keys.ManagedBy: kubeclient.FieldManager},
 			Annotations: e.annotations(data, gen, snapshot),
 		},
 		Data: map[string]string{e.cfg.Key(): string(data)},
@@ -81,11 +66,11 @@ func (e *Engine) desiredConfigMap(data []byte, gen int, snapshot string) *corev1
 
 func (e *Engine) annotations(data []byte, gen int, snapshot string) map[string]string {
 	return map[string]string{
-		AnnotationGeneration:     strconv.Itoa(gen),
-		AnnotationContentHash:    contentHash(data),
-		AnnotationSourceSnapshot: snapshot,
-		AnnotationSlurmVersion:   e.cfg.Slurm.SlurmVersion,
-		AnnotationPlugin:         e.cfg.Slurm.Plugin,
+		keys.Generation:     strconv.Itoa(gen),
+		keys.ContentHash:    contentHash(data),
+		keys.SourceSnapshot: snapshot,
+		keys.SlurmVersion:   e.cfg.Slurm.SlurmVersion,
+		keys.SlurmPlugin:    e.cfg.Slurm.Plugin,
 	}
 }
 
@@ -118,7 +103,7 @@ func (e *Engine) planConfigMap(ctx context.Context, data []byte, snapshot string
 		res.Unchanged++
 		return cmPlan{}, nil
 	}
-	gen, _ := strconv.Atoi(cur.Annotations[AnnotationGeneration])
+	gen, _ := strconv.Atoi(cur.Annotations[keys.Generation])
 	obj := cur.DeepCopy()
 	if obj.Data == nil {
 		obj.Data = map[string]string{}
@@ -127,7 +112,7 @@ func (e *Engine) planConfigMap(ctx context.Context, data []byte, snapshot string
 	if obj.Labels == nil {
 		obj.Labels = map[string]string{}
 	}
-	obj.Labels[LabelManagedBy] = kube.FieldManager
+	obj.Labels[keys.ManagedBy] = kubeclient.FieldManager
 	if obj.Annotations == nil {
 		obj.Annotations = map[string]string{}
 	}
@@ -149,9 +134,9 @@ func (p cmPlan) write(ctx context.Context, e *Engine) error {
 	var err error
 	switch p.op {
 	case "create":
-		_, err = cms.Create(ctx, p.obj, metav1.CreateOptions{FieldManager: kube.FieldManager})
+		_, err = cms.Create(ctx, p.obj, metav1.CreateOptions{FieldManager: kubeclient.FieldManager})
 	case "update":
-		_, err = cms.Update(ctx, p.obj, metav1.UpdateOptions{FieldManager: kube.FieldManager})
+		_, err = cms.Update(ctx, p.obj, metav1.UpdateOptions{FieldManager: kubeclient.FieldManager})
 	default:
 		return nil
 	}

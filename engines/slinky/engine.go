@@ -19,9 +19,9 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -154,7 +154,13 @@ func nodeSpec(specs map[string]string) kube.NodeSpec {
 // (dry-run), or prints the ConfigMap and node annotations without
 // contacting a cluster (print).
 func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps)
+	return e.PublishWith(ctx, g, kube.ApplyOptions{})
+}
+
+// PublishWith implements kube.GuardedPublisher: Publish with the
+// caller's options (the service's shrink guard).
+func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
+	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps, opts)
 }
 
 // ContentType is YAML.

@@ -14,10 +14,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

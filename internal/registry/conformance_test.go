@@ -5,14 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -145,12 +149,66 @@ func TestRegistry(t *testing.T) {
 		t.Error(err)
 	}
 	_, err := r.Engine("nope")
-	if !errors.Is(err, registry.ErrUnknownPlugin) {
+	if !errors.Is(err, plugins.ErrUnknownPlugin) {
 		t.Errorf("unknown engine: %v", err)
 	}
+	if _, err := r.NewProvider("nope", "provider", nil, providers.Deps{}); plugins.FieldOf(err) != "provider.name" {
+		t.Errorf("NewProvider(unknown) = %v, want a provider.name field error", err)
+	}
+	if _, err := r.NewEngine("slurm", "engines[2]", params(t, "plugin: topology/nope"), engines.Deps{}); plugins.FieldOf(err) != "engines[2].params.plugin" {
+		t.Errorf("NewEngine(bad param) = %v, want an engines[2].params.plugin field error", err)
+	}
 	p := registry.Providers()
-	if _, err := registry.New(append(p, p[0]), nil); !errors.Is(err, registry.ErrDuplicatePlugin) {
+	if _, err := plugins.New(plugins.Lists{Providers: append(p, p[0])}); !errors.Is(err, plugins.ErrDuplicatePlugin) {
 		t.Errorf("duplicate provider: %v", err)
+	}
+	s := registry.LedgerSources()
+	if _, err := plugins.New(plugins.Lists{LedgerSources: append(s, s[0])}); !errors.Is(err, plugins.ErrDuplicatePlugin) {
+		t.Errorf("duplicate ledger source: %v", err)
+	}
+}
+
+// TestLedgerSourceConformance runs every registered ledger source through
+// the same contract: it is listed by name, rejects unknown parameters,
+// and one with an Example builds from it, reads no records from an empty
+// scheduler and stops on a cancelled context.
+func TestLedgerSourceConformance(t *testing.T) {
+	t.Parallel()
+	r := registry.Default()
+	for _, f := range r.LedgerSources() {
+		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
+			if f.Summary == "" || f.New == nil {
+				t.Fatal("Summary and New are required")
+			}
+			if _, err := r.LedgerSource(f.Name); err != nil {
+				t.Fatal(err)
+			}
+			deps := placement.SourceDeps{Logger: slog.New(slog.DiscardHandler)}
+			_, err := r.NewLedgerSource(f.Name, "placement.sources[0]", params(t, "noSuchKey: 1"), deps)
+			if !errors.Is(err, config.ErrInvalid) || plugins.FieldOf(err) != "placement.sources[0].params.noSuchKey" {
+				t.Errorf("New(unknown key) = %v, want a field error on placement.sources[0].params.noSuchKey", err)
+			}
+			if f.Example == "" {
+				return
+			}
+			src, err := r.NewLedgerSource(f.Name, "source", params(t, f.Example), deps)
+			if err != nil {
+				t.Fatalf("New(Example): %v", err)
+			}
+			if src.Name() != f.Name {
+				t.Errorf("Name() = %q, want %q", src.Name(), f.Name)
+			}
+			recs, err := src.Records(context.Background(), time.Now())
+			if err != nil || len(recs) != 0 {
+				t.Errorf("Records = %d records, %v; want none", len(recs), err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, err := src.Records(ctx, time.Now()); err == nil {
+				t.Error("Records on a cancelled context succeeded")
+			}
+		})
 	}
 }
 

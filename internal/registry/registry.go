@@ -1,14 +1,11 @@
-// Package registry is the one place that lists every provider and engine
-// toposcope ships. Nothing registers itself: to add a plugin, add its
-// factory to Providers or Engines below.
+// Package registry is the one place that lists every provider, engine and
+// placement ledger source toposcope ships: the composition root of the
+// plugins. Nothing registers itself: to add a plugin, add its factory to
+// Providers, Engines or LedgerSources below. The Registry type that looks
+// them up and builds them is package plugins.
 package registry
 
 import (
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/k8slabels"
 	"github.com/toposcope/toposcope/engines/schedtopo"
@@ -17,6 +14,7 @@ import (
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/podsource"
 	"github.com/toposcope/toposcope/placement/slurmsource"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/aws"
@@ -38,7 +36,7 @@ import (
 func Providers() []providers.Factory {
 	var all []providers.Factory
 	lookup := func(name string) (providers.Factory, error) {
-		return find("provider", all, name, func(f providers.Factory) string { return f.Name })
+		return plugins.Find("provider", all, name, func(f providers.Factory) string { return f.Name })
 	}
 	all = []providers.Factory{
 		sim.NewFactory(),
@@ -74,85 +72,11 @@ func LedgerSources() []placement.SourceFactory {
 	return []placement.SourceFactory{podsource.NewFactory(), slurmsource.NewFactory()}
 }
 
-// LedgerSource returns the ledger source factory with the given name.
-func LedgerSource(name string) (placement.SourceFactory, error) {
-	return find("ledger source", LedgerSources(), name, func(f placement.SourceFactory) string { return f.Name })
-}
-
-// ErrUnknownPlugin is wrapped when a provider or engine name is not
-// registered.
-var ErrUnknownPlugin = errors.New("unknown plugin")
-
-// ErrDuplicatePlugin is returned by New when two plugins share a name.
-var ErrDuplicatePlugin = errors.New("duplicate plugin name")
-
-// Registry looks plugins up by name. Build one with New and pass it to
-// whatever needs it; there is no global registry.
-type Registry struct {
-	providers []providers.Factory
-	engines   []engines.Factory
-}
-
-// New returns a Registry of the given factories (usually Providers() and
-// Engines()), rejecting empty and duplicate names.
-func New(p []providers.Factory, e []engines.Factory) (*Registry, error) {
-	if err := unique("provider", p, func(f providers.Factory) string { return f.Name }); err != nil {
-		return nil, err
-	}
-	if err := unique("engine", e, func(f engines.Factory) string { return f.Name }); err != nil {
-		return nil, err
-	}
-	return &Registry{providers: slices.Clone(p), engines: slices.Clone(e)}, nil
-}
-
 // Default returns the Registry of everything toposcope ships.
-func Default() *Registry {
-	r, err := New(Providers(), Engines())
+func Default() *plugins.Registry {
+	r, err := plugins.New(plugins.Lists{Providers: Providers(), Engines: Engines(), LedgerSources: LedgerSources()})
 	if err != nil {
-		panic(err) // the lists above are fixed; a test covers them
+		panic(err) // the lists above are fixed; the conformance test covers them
 	}
 	return r
-}
-
-func unique[F any](kind string, fs []F, name func(F) string) error {
-	seen := make(map[string]bool, len(fs))
-	for _, f := range fs {
-		n := name(f)
-		if n == "" {
-			return fmt.Errorf("%s with an empty name: %w", kind, ErrDuplicatePlugin)
-		}
-		if seen[n] {
-			return fmt.Errorf("%s %q: %w", kind, n, ErrDuplicatePlugin)
-		}
-		seen[n] = true
-	}
-	return nil
-}
-
-// Providers returns the registered provider factories in listing order.
-func (r *Registry) Providers() []providers.Factory { return r.providers }
-
-// Engines returns the registered engine factories in listing order.
-func (r *Registry) Engines() []engines.Factory { return r.engines }
-
-// Provider returns the provider factory with the given name.
-func (r *Registry) Provider(name string) (providers.Factory, error) {
-	return find("provider", r.providers, name, func(f providers.Factory) string { return f.Name })
-}
-
-// Engine returns the engine factory with the given name.
-func (r *Registry) Engine(name string) (engines.Factory, error) {
-	return find("engine", r.engines, name, func(f engines.Factory) string { return f.Name })
-}
-
-func find[F any](kind string, fs []F, name string, nameOf func(F) string) (F, error) {
-	names := make([]string, 0, len(fs))
-	for _, f := range fs {
-		if nameOf(f) == name {
-			return f, nil
-		}
-		names = append(names, nameOf(f))
-	}
-	var zero F
-	return zero, fmt.Errorf("%s %q (known: %s): %w", kind, name, strings.Join(names, ", "), ErrUnknownPlugin)
 }

@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
 )
 
 // Name is the source's registered name.
@@ -20,15 +21,15 @@ const Name = "kubernetes"
 
 // Defaults of the label, annotations and resource.
 const (
-	DefaultAccountLabel         = "toposcope.io/account"
-	DefaultMinRuntimeAnnotation = "toposcope.io/min-runtime"
-	DefaultResumableAnnotation  = "toposcope.io/resumable"
+	DefaultAccountLabel         = keys.Account
+	DefaultMinRuntimeAnnotation = keys.MinRuntime
+	DefaultResumableAnnotation  = keys.Resumable
 	DefaultResource             = "nvidia.com/gpu"
 )
 
 // Config is the kubernetes ledger source's configuration.
 type Config struct {
-	kube.ClientConfig `yaml:",inline"`
+	kubeclient.ClientConfig `yaml:",inline"`
 	// Namespaces restricts the source to these namespaces; empty reads
 	// every namespace.
 	Namespaces []string `yaml:"namespaces,omitempty"`
@@ -56,7 +57,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{ClientConfig: kube.DefaultClientConfig(), AccountLabel: DefaultAccountLabel, NamespaceFallback: true,
+	return Config{ClientConfig: kubeclient.DefaultClientConfig(), AccountLabel: DefaultAccountLabel, NamespaceFallback: true,
 		MinRuntimeAnnotation: DefaultMinRuntimeAnnotation, ResumableAnnotation: DefaultResumableAnnotation,
 		Resources: []string{DefaultResource}}
 }

@@ -51,6 +51,7 @@ func NewFactory() placement.SourceFactory {
 			}
 			return New(cfg, deps.Logger)
 		},
+		Example: "squeue: [printf, '{\"jobs\": []}']\n",
 	}
 }
 

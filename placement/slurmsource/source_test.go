@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/slurmtest"
+	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/slurmsource"
 )

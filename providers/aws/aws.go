@@ -22,8 +22,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/metadata"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/cloud"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -49,7 +49,7 @@ type Provider struct {
 	log       *slog.Logger
 	getenv    func(string) string
 	fileCreds *awssdk.Credentials
-	mapping   metadata.Mapping
+	mapping   cloud.Mapping
 	obs       providers.Observer
 }
 
@@ -69,7 +69,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 	}
 	deps = deps.WithDefaults()
 	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, getenv: os.Getenv,
-		mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+		mapping: cloud.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -107,7 +107,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	wanted, allIDs := p.mapping.Want(req)
-	var found []metadata.Instance
+	var found []cloud.Instance
 	var calls int
 	var secrets []string
 	if p.cfg.Snapshot != nil {
@@ -156,8 +156,8 @@ func (c staticCreds) Retrieve(context.Context) (awssdk.Credentials, error) {
 // fetch calls DescribeInstanceTopology: for ids in chunks of 100, or
 // paged over the region when ids is empty. It returns the instances and
 // the number of calls.
-func (p *Provider) fetch(ctx context.Context, ids []string, optFns []func(*ec2.Options)) ([]metadata.Instance, int, error) {
-	var out []metadata.Instance
+func (p *Provider) fetch(ctx context.Context, ids []string, optFns []func(*ec2.Options)) ([]cloud.Instance, int, error) {
+	var out []cloud.Instance
 	calls := 0
 	chunks := [][]string{nil}
 	if len(ids) > 0 {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/cloudsim"
 	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/aws"
 	"github.com/toposcope/toposcope/providers/sim"

@@ -16,8 +16,8 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/metadata"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/cloud"
 )
 
 // newClient builds the EC2 client: the region, the endpoint override,
@@ -68,8 +68,8 @@ func (b backoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
 }
 
 // fromAPI reduces an InstanceTopology to the common model.
-func fromAPI(t types.InstanceTopology) metadata.Instance {
-	in := metadata.Instance{ID: awssdk.ToString(t.InstanceId), Zone: awssdk.ToString(t.AvailabilityZone),
+func fromAPI(t types.InstanceTopology) cloud.Instance {
+	in := cloud.Instance{ID: awssdk.ToString(t.InstanceId), Zone: awssdk.ToString(t.AvailabilityZone),
 		Domain: awssdk.ToString(t.CapacityBlockId)}
 	if in.Domain == "null" { // the CLI's rendering of an absent block
 		in.Domain = ""
@@ -81,8 +81,8 @@ func fromAPI(t types.InstanceTopology) metadata.Instance {
 	return in
 }
 
-func fromSnapshot(s []SnapshotInstance) []metadata.Instance {
-	out := make([]metadata.Instance, 0, len(s))
+func fromSnapshot(s []SnapshotInstance) []cloud.Instance {
+	out := make([]cloud.Instance, 0, len(s))
 	for _, t := range s {
 		out = append(out, fromAPI(types.InstanceTopology{InstanceId: &t.InstanceID, InstanceType: &t.InstanceType,
 			AvailabilityZone: &t.AvailabilityZone, NetworkNodes: t.NetworkNodes, CapacityBlockId: &t.CapacityBlockID}))

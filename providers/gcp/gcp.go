@@ -23,8 +23,8 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/metadata"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/cloud"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -50,7 +50,7 @@ type Provider struct {
 	cfg     Config
 	log     *slog.Logger
 	newAPI  func(ctx context.Context, accessToken string) (API, error)
-	mapping metadata.Mapping
+	mapping cloud.Mapping
 	obs     providers.Observer
 }
 
@@ -73,7 +73,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		}
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: cloud.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
 	p.newAPI = func(ctx context.Context, tok string) (API, error) { return newSDK(ctx, cfg, tok, deps.Observer) }
 	for _, o := range opts {
 		o(p)
@@ -99,7 +99,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Deadline)
 	defer cancel()
 	wanted, _ := p.mapping.Want(req)
-	var found []metadata.Instance
+	var found []cloud.Instance
 	calls := 0
 	if p.cfg.Snapshot != nil {
 		for _, s := range p.cfg.Snapshot {
@@ -133,9 +133,9 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 }
 
 // instance reduces an API instance to the common model.
-func (p *Provider) instance(id, name, zone, subblock, block, cluster string) metadata.Instance {
+func (p *Provider) instance(id, name, zone, subblock, block, cluster string) cloud.Instance {
 	zone = zone[strings.LastIndex(zone, "/")+1:]
-	in := metadata.Instance{ID: id, Name: name, Zone: zone}
+	in := cloud.Instance{ID: id, Name: name, Zone: zone}
 	if i := strings.LastIndex(zone, "-"); i > 0 {
 		in.Region = zone[:i]
 	}
@@ -153,7 +153,7 @@ func (p *Provider) instance(id, name, zone, subblock, block, cluster string) met
 	return in
 }
 
-func (p *Provider) fromAPI(list []*computepb.Instance, out []metadata.Instance) []metadata.Instance {
+func (p *Provider) fromAPI(list []*computepb.Instance, out []cloud.Instance) []cloud.Instance {
 	for _, it := range list {
 		t := it.GetResourceStatus().GetPhysicalHostTopology()
 		out = append(out, p.instance(strconv.FormatUint(it.GetId(), 10), it.GetName(), it.GetZone(),
@@ -163,8 +163,8 @@ func (p *Provider) fromAPI(list []*computepb.Instance, out []metadata.Instance) 
 }
 
 // fetch pages every configured zone, or the aggregated list.
-func (p *Provider) fetch(ctx context.Context, api API) ([]metadata.Instance, int, error) {
-	var out []metadata.Instance
+func (p *Provider) fetch(ctx context.Context, api API) ([]cloud.Instance, int, error) {
+	var out []cloud.Instance
 	calls := 0
 	scopes := p.cfg.Zones
 	if len(scopes) == 0 {

@@ -12,8 +12,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/toposcope/toposcope/internal/kube"
-	"github.com/toposcope/toposcope/internal/kubetest"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/nvlink"
@@ -46,7 +46,7 @@ func clusterProvider(t *testing.T, c *kubetest.Cluster, prefix string, rc *rest.
 	cfg := k8slabels.DefaultConfig()
 	cfg.NodeSelector = kubetest.Selector(prefix)
 	cfg.PageSize = 2
-	clients, err := kube.NewClients(cfg.Tune(rc))
+	clients, err := kubeclient.NewClients(cfg.Tune(rc))
 	if err != nil {
 		t.Fatal(err)
 	}

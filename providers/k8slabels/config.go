@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -65,7 +65,7 @@ type StaticNode struct {
 
 // Config is the k8slabels provider's configuration.
 type Config struct {
-	kube.ClientConfig `yaml:",inline"`
+	kubeclient.ClientConfig `yaml:",inline"`
 	// NodeSelector restricts the provider to the Nodes matching a label
 	// selector; others are not listed.
 	NodeSelector string `yaml:"nodeSelector,omitempty"`
@@ -101,7 +101,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{ClientConfig: kube.DefaultClientConfig(), Tiers: TiersAuto, DomainLabel: nvlink.CliqueLabel, AgentAnnotations: true}
+	return Config{ClientConfig: kubeclient.DefaultClientConfig(), Tiers: TiersAuto, DomainLabel: nvlink.CliqueLabel, AgentAnnotations: true}
 }
 
 // Validate reports every invalid field as config.FieldErrors.
@@ -166,7 +166,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, config.Errorf(field+".gpus", "must not be negative"))
 		}
 	}
-	return kube.JoinErrors(errs...)
+	return config.Join(errs...)
 }
 
 // tierKeys returns the keys of a tiers mode, top first, or nil for

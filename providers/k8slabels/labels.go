@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/toposcope/toposcope/internal/agent"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -197,24 +197,24 @@ func describeParent(id, key string) string {
 // nvidia.com/gpu.clique label (a label that disagrees is a conflict), the
 // rack as sub-domain when no sub-domain label is configured.
 func agentClique(n *corev1.Node, p *placement) error {
-	v := strings.TrimSpace(n.Annotations[agent.AnnotationClique])
+	v := strings.TrimSpace(n.Annotations[keys.NVLinkClique])
 	if v == "" {
 		return nil
 	}
 	cl, err := nvlink.ParseCliqueLabel(v)
 	if err != nil {
-		return fmt.Errorf("node %q: annotation %s=%q: %w: %w", n.Name, agent.AnnotationClique, v, ErrBadLabel, err)
+		return fmt.Errorf("node %q: annotation %s=%q: %w: %w", n.Name, keys.NVLinkClique, v, ErrBadLabel, err)
 	}
 	switch {
 	case p.domain == "":
-		p.domain, p.domainKey = cl.String(), agent.AnnotationClique
+		p.domain, p.domainKey = cl.String(), keys.NVLinkClique
 	case p.domain != cl.String():
 		return fmt.Errorf("node %q: label %s=%q but annotation %s=%q: %w",
-			n.Name, nvlink.CliqueLabel, n.Labels[nvlink.CliqueLabel], agent.AnnotationClique, v, ErrConflict)
+			n.Name, nvlink.CliqueLabel, n.Labels[nvlink.CliqueLabel], keys.NVLinkClique, v, ErrConflict)
 	}
 	if p.sub == "" {
-		if r := strings.TrimSpace(n.Annotations[agent.AnnotationRack]); r != "" {
-			p.sub, p.subKey = r, agent.AnnotationRack
+		if r := strings.TrimSpace(n.Annotations[keys.NVLinkRack]); r != "" {
+			p.sub, p.subKey = r, keys.NVLinkRack
 		}
 	}
 	return nil

@@ -20,7 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/kube"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -88,7 +89,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 			b.AddNode(topology.Node{Name: sel.name, InstanceID: sel.ref.InstanceID, Region: sel.ref.Region})
 			continue
 		}
-		in := kube.InstanceOf(sel.node)
+		in := kubeclient.InstanceOf(sel.node)
 		b.AddNode(topology.Node{Name: sel.name, InstanceID: in.InstanceID, Region: in.Region, Zone: in.Zone, GPUs: gpus(sel.node)})
 		pl, err := p.cfg.place(sel.node)
 		if err == nil {
@@ -179,10 +180,10 @@ func selectNodes(nodes []corev1.Node, req providers.Request) []selected {
 	for i := range nodes {
 		n := &nodes[i]
 		byName[n.Name] = n
-		if h := n.Labels[kube.HostnameLabel]; h != "" {
+		if h := n.Labels[keys.Hostname]; h != "" {
 			byHost[h] = n
 		}
-		if id := kube.InstanceOf(n).InstanceID; id != "" {
+		if id := kubeclient.InstanceOf(n).InstanceID; id != "" {
 			if _, ok := byInstance[id]; ok {
 				dup[id] = true
 			}
@@ -200,7 +201,7 @@ func selectNodes(nodes []corev1.Node, req providers.Request) []selected {
 		} else if n, ok := byHost[ref.Name]; ok {
 			s.node = n
 		} else if n, ok := byInstance[ref.InstanceID]; ok && ref.InstanceID != "" {
-			if in := kube.InstanceOf(n); ref.Region == "" || in.Region == "" || ref.Region == in.Region {
+			if in := kubeclient.InstanceOf(n); ref.Region == "" || in.Region == "" || ref.Region == in.Region {
 				s.node = n
 			}
 		}

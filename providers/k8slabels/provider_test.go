@@ -13,8 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/agent"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/nvlink"
@@ -104,11 +104,11 @@ func TestPlacement(t *testing.T) {
 			with(aws("nn-1"), nvlink.CliqueLabel, clique), nil, clique, "", nil},
 		{"no domain label", func(c *k8slabels.Config) { c.DomainLabel = k8slabels.NoLabel }, with(aws("nn-1"), nvlink.CliqueLabel, "garbage"), []string{"nn-1"}, "", "", nil},
 		{"agent annotations", nil, aws("nn-1"), []string{"nn-1"}, clique, "rack-7",
-			map[string]string{agent.AnnotationClique: clique, agent.AnnotationRack: "rack-7"}},
+			map[string]string{keys.NVLinkClique: clique, keys.NVLinkRack: "rack-7"}},
 		{"agent annotation agrees with the label", nil, map[string]string{nvlink.CliqueLabel: clique}, nil, clique, "",
-			map[string]string{agent.AnnotationClique: clique}},
+			map[string]string{keys.NVLinkClique: clique}},
 		{"agent annotations off", func(c *k8slabels.Config) { c.AgentAnnotations = false }, nil, nil, "", "",
-			map[string]string{agent.AnnotationClique: clique}},
+			map[string]string{keys.NVLinkClique: clique}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,11 +148,11 @@ func TestBadInput(t *testing.T) {
 			nvlink.ErrSyntax, []string{`node "gpu1"`, nvlink.CliqueLabel}},
 		{"agent annotation disagrees with the label", nil,
 			[]k8slabels.StaticNode{{Name: "gpu1", Labels: map[string]string{nvlink.CliqueLabel: clique},
-				Annotations: map[string]string{agent.AnnotationClique: clique[:37] + "1"}}},
-			k8slabels.ErrConflict, []string{`node "gpu1"`, nvlink.CliqueLabel, agent.AnnotationClique}},
+				Annotations: map[string]string{keys.NVLinkClique: clique[:37] + "1"}}},
+			k8slabels.ErrConflict, []string{`node "gpu1"`, nvlink.CliqueLabel, keys.NVLinkClique}},
 		{"agent annotation does not parse", nil,
-			[]k8slabels.StaticNode{{Name: "gpu1", Annotations: map[string]string{agent.AnnotationClique: "x.1"}}},
-			k8slabels.ErrBadLabel, []string{`node "gpu1"`, agent.AnnotationClique}},
+			[]k8slabels.StaticNode{{Name: "gpu1", Annotations: map[string]string{keys.NVLinkClique: "x.1"}}},
+			k8slabels.ErrBadLabel, []string{`node "gpu1"`, keys.NVLinkClique}},
 		{"aws layer gap", nil,
 			[]k8slabels.StaticNode{{Name: "gpu1", Labels: aws("nn-1", "", "nn-3")}},
 			k8slabels.ErrBadLabel, []string{`node "gpu1"`, "network-node-layer-3", "network-node-layer-2"}},

@@ -22,8 +22,8 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/metadata"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/cloud"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -47,7 +47,7 @@ type Provider struct {
 	client  *httpretry.Client
 	token   string
 	log     *slog.Logger
-	mapping metadata.Mapping
+	mapping cloud.Mapping
 	obs     providers.Observer
 }
 
@@ -58,7 +58,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: metadata.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: cloud.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
 	if cfg.Snapshot != nil {
 		return p, nil
 	}
@@ -108,11 +108,11 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Deadline)
 	defer cancel()
 	wanted, _ := p.mapping.Want(req)
-	var found []metadata.Instance
+	var found []cloud.Instance
 	calls := 0
 	if p.cfg.Snapshot != nil {
 		for _, s := range p.cfg.Snapshot {
-			found = append(found, metadata.Instance{ID: s.ID, Path: s.NetworkPath, Domain: s.DomainID, SubDomain: s.CliqueID})
+			found = append(found, cloud.Instance{ID: s.ID, Path: s.NetworkPath, Domain: s.DomainID, SubDomain: s.CliqueID})
 		}
 	} else {
 		tok := p.token
@@ -138,9 +138,9 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	return g, nil
 }
 
-func (p *Provider) fetch(ctx context.Context, tok string) ([]metadata.Instance, int, error) {
+func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int, error) {
 	h := http.Header{"Authorization": {"Bearer " + tok}}
-	var out []metadata.Instance
+	var out []cloud.Instance
 	seen := map[string]bool{}
 	next := ""
 	for n := 1; n <= maxPagesPerQuery; n++ {
@@ -156,7 +156,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]metadata.Instance, 
 			return nil, n, fmt.Errorf("page %d: %w", n, classify(err))
 		}
 		for _, it := range pg.Data {
-			in := metadata.Instance{ID: it.ID, Region: p.cfg.Region}
+			in := cloud.Instance{ID: it.ID, Region: p.cfg.Region}
 			for _, h := range it.NetworkPath {
 				if h.ID != "" {
 					in.Path = append(in.Path, h.ID)

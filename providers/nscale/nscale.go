@@ -23,8 +23,8 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/metadata"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/cloud"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -48,7 +48,7 @@ type Provider struct {
 	client  *httpretry.Client
 	token   string
 	log     *slog.Logger
-	mapping metadata.Mapping
+	mapping cloud.Mapping
 	obs     providers.Observer
 }
 
@@ -59,7 +59,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: metadata.Mapping{Names: cfg.Nodes}}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: cloud.Mapping{Names: cfg.Nodes}}
 	if cfg.Snapshot != nil {
 		return p, nil
 	}
@@ -93,7 +93,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Deadline)
 	defer cancel()
 	wanted, _ := p.mapping.Want(req)
-	var found []metadata.Instance
+	var found []cloud.Instance
 	calls := 0
 	if p.cfg.Snapshot != nil {
 		for _, s := range p.cfg.Snapshot {
@@ -123,8 +123,8 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	return g, nil
 }
 
-func toInstance(r result, region string) metadata.Instance {
-	in := metadata.Instance{ID: r.InstanceID, Region: region, Domain: r.BlockID}
+func toInstance(r result, region string) cloud.Instance {
+	in := cloud.Instance{ID: r.InstanceID, Region: region, Domain: r.BlockID}
 	for _, s := range slices.Backward(r.NetworkNodePath) {
 		if s != "" {
 			in.Path = append(in.Path, s)
@@ -133,7 +133,7 @@ func toInstance(r result, region string) metadata.Instance {
 	return in
 }
 
-func (p *Provider) fetch(ctx context.Context, tok string) ([]metadata.Instance, int, error) {
+func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int, error) {
 	h := http.Header{"Authorization": {"Bearer " + tok}, "X-Organization": {p.cfg.Organization}, "X-Region": {p.cfg.Region}}
 	hostnames := map[string]string{}
 	calls := 0
@@ -154,7 +154,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]metadata.Instance, 
 			hostnames[it.Metadata.ID] = it.Metadata.Name
 		}
 	}
-	var out []metadata.Instance
+	var out []cloud.Instance
 	seen := map[string]bool{}
 	for offset := 0; calls <= maxPages; offset += p.cfg.PageSize {
 		calls++

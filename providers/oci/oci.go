@@ -21,8 +21,8 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/metadata"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/cloud"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -55,7 +55,7 @@ type Provider struct {
 	cfg     Config
 	log     *slog.Logger
 	newAPI  func(creds *Credentials) (API, error)
-	mapping metadata.Mapping
+	mapping cloud.Mapping
 	obs     providers.Observer
 }
 
@@ -78,7 +78,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		}
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: metadata.Mapping{Names: cfg.Nodes}}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: cloud.Mapping{Names: cfg.Nodes}}
 	p.newAPI = func(creds *Credentials) (API, error) { return newSDK(cfg, creds, deps.Logger, deps.Observer) }
 	for _, o := range opts {
 		o(p)
@@ -114,7 +114,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Deadline)
 	defer cancel()
 	wanted, _ := p.mapping.Want(req)
-	var found []metadata.Instance
+	var found []cloud.Instance
 	calls := 0
 	if p.cfg.Snapshot != nil {
 		for _, s := range p.cfg.Snapshot {
@@ -151,8 +151,8 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 }
 
 // instance reduces a host to the common model.
-func (p *Provider) instance(h Host, rack string) metadata.Instance {
-	in := metadata.Instance{ID: h.InstanceID, Region: p.cfg.Region, Zone: h.AvailabilityDomain}
+func (p *Provider) instance(h Host, rack string) cloud.Instance {
+	in := cloud.Instance{ID: h.InstanceID, Region: p.cfg.Region, Zone: h.AvailabilityDomain}
 	if h.LocalBlock != "" && h.NetworkBlock != "" && h.HPCIsland != "" { // Topograph's rule: all three or none
 		in.Path = []string{h.LocalBlock, h.NetworkBlock, h.HPCIsland}
 	}
@@ -167,7 +167,7 @@ func (p *Provider) instance(h Host, rack string) metadata.Instance {
 
 // fetch pages every availability domain and reads the racks of the
 // wanted fabric hosts.
-func (p *Provider) fetch(ctx context.Context, api API, wanted []metadata.Wanted) ([]metadata.Instance, int, error) {
+func (p *Provider) fetch(ctx context.Context, api API, wanted []cloud.Wanted) ([]cloud.Instance, int, error) {
 	calls := 0
 	tenancy := p.cfg.Tenancy
 	if tenancy == "" {
@@ -231,7 +231,7 @@ func (p *Provider) fetch(ctx context.Context, api API, wanted []metadata.Wanted)
 	if err := p.readRacks(ctx, api, hosts, need, racks); err != nil {
 		return nil, calls, err
 	}
-	out := make([]metadata.Instance, len(hosts))
+	out := make([]cloud.Instance, len(hosts))
 	for i, h := range hosts {
 		out[i] = p.instance(h, racks[i])
 	}

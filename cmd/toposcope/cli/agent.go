@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toposcope/toposcope/agent"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/providers/cloud"
+)
+
+// agentOptions are the flags of `toposcope agent`.
+type agentOptions struct {
+	node       string
+	metadata   string
+	awsURL     string
+	gcpURL     string
+	nvidiaSMI  string
+	sysfs      string
+	annotate   bool
+	kubeconfig string
+	server     string
+	tokenFile  string
+	interval   time.Duration
+}
+
+// newAgentCmd returns `toposcope agent`: gather the node's facts and
+// annotate its own Node (--annotate) or report them to the server
+// (--server); with neither, print them as JSON. With --interval it
+// repeats until the context ends.
+func newAgentCmd(env *Env) *cobra.Command {
+	o := &agentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Gather this node's facts (instance identity, NVLink clique, HCAs) and publish them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), env)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.node, "node", "", "node name (default $NODE_NAME, else the host name)")
+	f.StringVar(&o.metadata, "metadata", "auto", "metadata service: auto (AWS, then GCP), aws, gcp or none")
+	f.StringVar(&o.awsURL, "aws-metadata-url", cloud.DefaultAWSEndpoint, "AWS IMDS endpoint")
+	f.StringVar(&o.gcpURL, "gcp-metadata-url", cloud.DefaultGCPEndpoint, "GCP metadata server endpoint")
+	f.StringVar(&o.nvidiaSMI, "nvidia-smi", "nvidia-smi -q", "nvidia-smi command (empty: skip)")
+	f.StringVar(&o.sysfs, "sysfs", agent.DefaultSysfsDir, "RDMA device folder (empty: skip)")
+	f.BoolVar(&o.annotate, "annotate", false, "annotate this node's Kubernetes Node")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --annotate (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	f.StringVar(&o.server, "server", "", "toposcope server URL to report to")
+	f.StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token")
+	f.DurationVar(&o.interval, "interval", 0, "repeat every interval (0: once)")
+	return cmd
+}
+
+func (o *agentOptions) gatherer() (*agent.Gatherer, error) {
+	g := &agent.Gatherer{SysfsDir: o.sysfs, NvidiaSMI: strings.Fields(o.nvidiaSMI)}
+	aws := func(ctx context.Context) (agent.Identity, error) {
+		id, err := cloud.NewClient(nil, o.awsURL).AWS(ctx)
+		return agent.Identity{InstanceID: id.InstanceID, Region: id.Region, Zone: id.Zone}, err
+	}
+	gcp := func(ctx context.Context) (agent.Identity, error) {
+		id, err := cloud.NewClient(nil, o.gcpURL).GCP(ctx)
+		return agent.Identity{InstanceID: id.InstanceID, Region: id.Region, Zone: id.Zone}, err
+	}
+	switch o.metadata {
+	case "auto":
+		g.Identifiers = []agent.Identifier{aws, gcp}
+	case "aws":
+		g.Identifiers = []agent.Identifier{aws}
+	case "gcp":
+		g.Identifiers = []agent.Identifier{gcp}
+	case "none":
+	default:
+		return nil, fmt.Errorf("--metadata %q: want auto, aws, gcp or none: %w", o.metadata, ErrUsage)
+	}
+	return g, nil
+}
+
+func (o *agentOptions) run(ctx context.Context, env *Env) error {
+	g, err := o.gatherer()
+	if err != nil {
+		return err
+	}
+	node := o.node
+	if node == "" {
+		node = os.Getenv("NODE_NAME")
+	}
+	if node == "" {
+		if node, err = os.Hostname(); err != nil {
+			return fmt.Errorf("agent: node name: %w", err)
+		}
+	}
+	publish, err := o.publisher(env)
+	if err != nil {
+		return err
+	}
+	for {
+		facts, err := g.Gather(ctx, node)
+		if err == nil {
+			err = publish(ctx, facts)
+		}
+		if err != nil || o.interval <= 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.interval):
+		}
+	}
+}
+
+// publisher returns what to do with the facts.
+func (o *agentOptions) publisher(env *Env) (func(context.Context, agent.Facts) error, error) {
+	var steps []func(context.Context, agent.Facts) error
+	if o.annotate {
+		cc := kubeclient.DefaultClientConfig()
+		cc.Kubeconfig = o.kubeconfig
+		clients, err := cc.Clients()
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		steps = append(steps, func(ctx context.Context, f agent.Facts) error {
+			_, err := agent.Annotate(ctx, clients.Core, f)
+			return err
+		})
+	}
+	if o.server != "" {
+		r := &agent.Reporter{Server: o.server}
+		if o.tokenFile != "" {
+			tok, err := os.ReadFile(o.tokenFile)
+			if err != nil {
+				return nil, fmt.Errorf("agent: --token-file: %w", err)
+			}
+			r.Token = strings.TrimSpace(string(tok))
+		}
+		steps = append(steps, r.Report)
+	}
+	if len(steps) == 0 {
+		steps = append(steps, func(_ context.Context, f agent.Facts) error {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(f)
+		})
+	}
+	return func(ctx context.Context, f agent.Facts) error {
+		for _, s := range steps {
+			if err := s(ctx, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}

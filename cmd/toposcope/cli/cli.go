@@ -1,0 +1,160 @@
+// Package cli implements the toposcope command line. cmd/toposcope is a
+// thin wrapper around Main, so the whole CLI runs in-process in tests.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/plugins"
+)
+
+// Exit codes that scripts can rely on.
+const (
+	// ExitOK means success.
+	ExitOK = 0
+	// ExitFailure means discovery or publishing failed.
+	ExitFailure = 1
+	// ExitUsage means the command line or the configuration is invalid.
+	ExitUsage = 2
+	// ExitInexpressible means the topology cannot be written for the
+	// target (for example the Slurm version); nothing was written.
+	ExitInexpressible = 3
+	// ExitUncovered means --fail-on-uncovered was given and the output
+	// leaves nodes out (the output was still written).
+	ExitUncovered = 4
+)
+
+// Version is the toposcope version printed by `toposcope version`.
+const Version = "0.1.0"
+
+// ErrUsage is wrapped by command-line errors.
+var ErrUsage = errors.New("usage")
+
+// ErrUncovered is returned when --fail-on-uncovered finds uncovered nodes.
+var ErrUncovered = errors.New("nodes not covered by the output")
+
+// Env is what the CLI reads from and writes to.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Registry lists the providers and engines; registry.Default() if nil.
+	Registry *plugins.Registry
+}
+
+// Main runs the CLI with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Registry == nil {
+		env.Registry = registry.Default()
+	}
+	root := newRoot(&env)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stderr, "toposcope: %v\n", err)
+	return ExitCode(err)
+}
+
+// ExitCode maps an error to the documented exit codes.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin):
+		return ExitUsage
+	case errors.Is(err, engines.ErrInexpressible):
+		return ExitInexpressible
+	case errors.Is(err, ErrUncovered):
+		return ExitUncovered
+	}
+	return ExitFailure
+}
+
+type rootOptions struct {
+	logLevel  string
+	logFormat string
+}
+
+func newRoot(env *Env) *cobra.Command {
+	opts := &rootOptions{}
+	root := &cobra.Command{
+		Use:   "toposcope",
+		Short: "Discover GPU-cluster network topology and publish it to schedulers",
+		Long: `toposcope discovers the network topology of a GPU cluster (switch tree,
+NVLink domains) from a provider and publishes it through engines, such as
+Slurm's topology.conf.
+
+Exit codes: 0 success; 1 discovery or publishing failed; 2 invalid command
+line or configuration; 3 the topology cannot be expressed for the target
+(nothing written); 4 --fail-on-uncovered and some nodes are not covered.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.PersistentFlags().StringVar(&opts.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	root.PersistentFlags().StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	})
+	root.AddCommand(
+		newGenerateCmd(env, opts),
+		newServeCmd(env, opts),
+		newModelCmd(env),
+		newModelsCmd(env),
+		newPlaceCmd(env),
+		newSimulateCmd(env),
+		newAgentCmd(env),
+		newProvidersCmd(env),
+		newEnginesCmd(env),
+		newVersionCmd(env),
+	)
+	return root
+}
+
+// logger builds the slog logger the flags ask for.
+func (o *rootOptions) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", ErrUsage, o.logLevel)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(o.logFormat) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	}
+	return nil, fmt.Errorf("%w: --log-format %q: want text or json", ErrUsage, o.logFormat)
+}
+
+func newVersionCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the toposcope version",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintln(env.Stdout, "toposcope", Version)
+			return err
+		},
+	}
+}
+
+// noArgs rejects positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%w: %s takes no arguments, got %q", ErrUsage, cmd.CommandPath(), args)
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toposcope/toposcope/cmd/toposcope/cli"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Main(context.Background(), args, cli.Env{Stdout: &out, Stderr: &errb})
+	return result{code, out.String(), errb.String()}
+}
+
+func TestCLI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	badConfig := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badConfig, []byte("provider:\n  name: sim\n  params:\n    model: small-tree\n    colour: red\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	goodConfig := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(goodConfig, []byte("provider:\n  name: sim\n  params:\n    model: nvl72\nengines:\n  - name: slurm\n    params:\n      plugin: topology/block\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   []string
+		stderr   []string
+		noStdout bool
+	}{
+		{name: "default job", args: []string{"generate"}, stdout: []string{"SwitchName=", "Nodes=gpu[001-008]"}},
+		{name: "block", args: []string{"generate", "--model", "nvl72", "--plugin", "topology/block", "--slurm-version", "24.11"},
+			stdout: []string{"BlockName=", "BlockSizes="}},
+		{name: "config file", args: []string{"generate", "--config", goodConfig}, stdout: []string{"BlockName="}},
+		{name: "flag overrides file", args: []string{"generate", "--config", goodConfig, "--plugin", "topology/tree"},
+			stdout: []string{"SwitchName="}},
+		{name: "uncovered nodes warned", args: []string{"generate", "--model", "mixed"},
+			stdout: []string{"SwitchName="}, stderr: []string{"not covered", "cpu[01-08]"}},
+		{name: "fail on uncovered", args: []string{"generate", "--model", "mixed", "--fail-on-uncovered"},
+			code: cli.ExitUncovered, stderr: []string{"cpu[01-08]"}},
+		{name: "node subset", args: []string{"generate", "--nodes", "gpu[001-002]"}, stdout: []string{"Nodes=gpu[001-002]"}},
+		{name: "unknown model", args: []string{"generate", "--model", "nope"}, code: cli.ExitUsage,
+			stderr: []string{"nope", "small-tree"}},
+		{name: "unknown engine", args: []string{"generate", "--engine", "nope"}, code: cli.ExitUsage,
+			stderr: []string{`engine "nope"`, "slurm"}},
+		{name: "unknown engine param", args: []string{"generate", "--engine-param", "bogus=1"}, code: cli.ExitUsage,
+			stderr: []string{"engine.params.bogus"}},
+		{name: "bad param syntax", args: []string{"generate", "--engine-param", "bogus"}, code: cli.ExitUsage,
+			stderr: []string{"KEY=VALUE"}},
+		{name: "config error names line", args: []string{"generate", "--config", badConfig}, code: cli.ExitUsage,
+			stderr: []string{"provider.params.colour (line 5)"}},
+		{name: "unknown flag", args: []string{"generate", "--frobnicate"}, code: cli.ExitUsage, stderr: []string{"frobnicate"}},
+		{name: "bad hostlist", args: []string{"generate", "--nodes", "gpu[1-"}, code: cli.ExitUsage, stderr: []string{"--nodes"}},
+		{name: "infiniband from saved output", args: []string{"generate", "--provider", "infiniband",
+			"--ibnetdiscover-output", "../../../providers/infiniband/testdata/ibsim-fat-tree-2tier.out"}, stdout: []string{"SwitchName=", "Switches="}},
+		{name: "infiniband both sources", args: []string{"generate", "--provider", "infiniband",
+			"--ibnetdiscover-output", "x", "--ibnetdiscover-command", "y"}, code: cli.ExitUsage, stderr: []string{"provider.params"}},
+		{name: "models", args: []string{"models"}, stdout: []string{"small-tree", "fat-tree-512", "nvl72", "mixed"}},
+		{name: "providers", args: []string{"providers"}, stdout: []string{"sim", "infiniband", "ufm", "netq", "nvlink"}},
+		{name: "engines", args: []string{"engines"}, stdout: []string{"slurm", "k8s-labels", "slinky", "kueue", "kai"}},
+		{name: "version", args: []string{"version"}, stdout: []string{cli.Version}},
+		{name: "model generate", args: []string{"model", "generate", "--shape", "fat-tree", "--nodes", "40"}, stdout: []string{"switches"}},
+		{name: "model generate bad shape", args: []string{"model", "generate", "--shape", "torus", "--nodes", "4"},
+			code: cli.ExitUsage, stderr: []string{"torus"}},
+		{name: "model generate needs nodes", args: []string{"model", "generate"}, code: cli.ExitFailure, stderr: []string{"nodes"}},
+		{name: "help", args: []string{"generate", "--help"}, stdout: []string{"--slurm-version", "--config"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, tt.args...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(r.stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, r.stdout)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestGenerateToFileAndBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.yaml")
+	if r := run(t, "model", "generate", "--shape", "nvl72", "--nodes", "100", "-o", model); r.code != 0 {
+		t.Fatalf("model generate: %+v", r)
+	}
+	out := filepath.Join(dir, "topology.conf")
+	r := run(t, "generate", "--model", model, "--plugin", "topology/block", "--output", out)
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("generate: %+v", r)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(data), "BlockName=") {
+		t.Fatalf("output file: %v %q", err, data)
+	}
+}

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/providers"
+)
+
+type generateOptions struct {
+	configPath      string
+	provider        string
+	engine          string
+	model           string
+	plugin          string
+	slurmVersion    string
+	output          string
+	reconfigure     bool
+	kubeconfig      string
+	ibOutput        string
+	ibCommand       string
+	dryRun          bool
+	nodes           string
+	providerParams  []string
+	engineParams    []string
+	failOnUncovered bool
+}
+
+func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
+	o := &generateOptions{}
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Discover the topology once and publish it through one engine",
+		Example: `  toposcope generate --provider sim --model nvl72 --engine slurm --plugin topology/block --slurm-version 24.11
+  toposcope generate --model fat-tree-512 --output /etc/slurm/topology.conf --reconfigure
+  toposcope generate --config /etc/toposcope/config.yaml
+  toposcope generate --provider infiniband --ibnetdiscover-output fabric.txt --engine slurm
+  toposcope generate --provider infiniband --ibnetdiscover-command 'ssh head1 ibnetdiscover'
+  toposcope generate --model nvl72 --engine k8s-labels --kubeconfig ~/.kube/config --dry-run`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := root.logger(env.Stderr)
+			if err != nil {
+				return err
+			}
+			pref, eref, err := o.plugins(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := env.Registry.NewProvider(pref.Name, "provider", &pref.Params, providers.Deps{Logger: log.With("provider", pref.Name)})
+			if err != nil {
+				return err
+			}
+			e, err := env.Registry.NewEngine(eref.Name, "engine", &eref.Params, engines.Deps{Logger: log.With("engine", eref.Name), Stdout: env.Stdout})
+			if err != nil {
+				return err
+			}
+			req, err := o.request()
+			if err != nil {
+				return err
+			}
+			g, err := p.Discover(cmd.Context(), req)
+			if err != nil {
+				return fmt.Errorf("discover with %s: %w", pref.Name, err)
+			}
+			var uncovered []string
+			if cr, ok := e.(engines.CoverageReporter); ok {
+				c := cr.Coverage(g)
+				uncovered = c.Uncovered
+				if len(c.Uncovered) > 0 {
+					fmt.Fprintf(env.Stderr, "warning: %d nodes not covered (%s): %s\n",
+						len(c.Uncovered), c.Reason, hostlist.Compress(c.Uncovered))
+				}
+			}
+			if err := e.Publish(cmd.Context(), g); err != nil {
+				return fmt.Errorf("publish with %s: %w", eref.Name, err)
+			}
+			if o.failOnUncovered && len(uncovered) > 0 {
+				return fmt.Errorf("%d nodes: %w", len(uncovered), ErrUncovered)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.configPath, "config", "", "YAML file with provider and engine settings (the service's format)")
+	f.StringVar(&o.provider, "provider", "sim", "provider name (see `toposcope providers`)")
+	f.StringVar(&o.engine, "engine", "slurm", "engine name (see `toposcope engines`)")
+	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
+	f.StringVar(&o.plugin, "plugin", "", "slurm engine: topology/tree, topology/block or topology/yaml")
+	f.StringVar(&o.slurmVersion, "slurm-version", "", "slurm engine: target Slurm version, e.g. 24.11")
+	f.StringVar(&o.output, "output", "", "engine output file (written atomically); default standard output")
+	f.BoolVar(&o.reconfigure, "reconfigure", false, "slurm engine: run `scontrol reconfigure` after writing --output")
+	f.StringVar(&o.ibOutput, "ibnetdiscover-output", "", "infiniband provider: read saved ibnetdiscover output from FILE")
+	f.StringVar(&o.ibCommand, "ibnetdiscover-command", "", "infiniband provider: run CMD (through /bin/sh -c) to get ibnetdiscover output")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubernetes engines: kubeconfig file (default: in-cluster, then $KUBECONFIG)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "Kubernetes engines: print the changes without writing")
+	f.StringVar(&o.nodes, "nodes", "", "only these nodes (a Slurm hostlist, e.g. gpu[001-064])")
+	f.StringArrayVar(&o.providerParams, "provider-param", nil, "provider setting KEY=VALUE (repeatable)")
+	f.StringArrayVar(&o.engineParams, "engine-param", nil, "engine setting KEY=VALUE (repeatable)")
+	f.BoolVar(&o.failOnUncovered, "fail-on-uncovered", false, "exit 4 when the output leaves nodes out")
+	return cmd
+}
+
+// plugins resolves the provider and engine and their parameters: the
+// config file first, then flags on top.
+func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plugin, error) {
+	var file config.File
+	if o.configPath != "" {
+		f, err := config.Load(o.configPath)
+		if err != nil {
+			return config.Plugin{}, config.Plugin{}, err
+		}
+		file = *f
+	}
+	changed := cmd.Flags().Changed
+	pref := file.Provider
+	if changed("provider") || pref.Name == "" {
+		if pref.Name != o.provider {
+			pref = config.Plugin{Name: o.provider}
+		}
+	}
+	eref := config.Plugin{Name: o.engine}
+	if !changed("engine") && len(file.Engines) > 0 {
+		eref = file.Engines[0]
+	}
+	for _, e := range file.Engines {
+		if changed("engine") && e.Name == o.engine {
+			eref = e
+		}
+	}
+	for flag, key := range map[string]string{"model": "model", "ibnetdiscover-output": "output", "ibnetdiscover-command": "command"} {
+		if changed(flag) {
+			config.SetParam(&pref.Params, key, cmd.Flags().Lookup(flag).Value.String())
+		}
+	}
+	for flag, key := range map[string]string{"plugin": "plugin", "slurm-version": "slurmVersion", "output": "output", "kubeconfig": "kubeconfig"} {
+		if changed(flag) {
+			config.SetParam(&eref.Params, key, cmd.Flags().Lookup(flag).Value.String())
+		}
+	}
+	if o.dryRun {
+		config.SetParam(&eref.Params, "mode", "dry-run")
+	}
+	if changed("reconfigure") {
+		config.SetParam(&eref.Params, "reconfigure", strconv.FormatBool(o.reconfigure))
+	}
+	if err := setParams(&pref.Params, "--provider-param", o.providerParams); err != nil {
+		return pref, eref, err
+	}
+	if err := setParams(&eref.Params, "--engine-param", o.engineParams); err != nil {
+		return pref, eref, err
+	}
+	return pref, eref, nil
+}
+
+func setParams(node *yaml.Node, flag string, kvs []string) error {
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%w: %s %q: want KEY=VALUE", ErrUsage, flag, kv)
+		}
+		config.SetParam(node, k, v)
+	}
+	return nil
+}
+
+func (o *generateOptions) request() (providers.Request, error) {
+	if o.nodes == "" {
+		return providers.Request{}, nil
+	}
+	names, err := hostlist.Expand(o.nodes)
+	if err != nil {
+		return providers.Request{}, fmt.Errorf("%w: --nodes: %w", ErrUsage, err)
+	}
+	req := providers.Request{Nodes: make([]providers.NodeRef, len(names))}
+	for i, n := range names {
+		req.Nodes[i] = providers.NodeRef{Name: n}
+	}
+	return req, nil
+}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/spf13/cobra"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/server"
+	"github.com/toposcope/toposcope/service"
+)
+
+type serveOptions struct {
+	configPath string
+	listen     string
+	storePath  string
+	model      string
+	interval   time.Duration
+}
+
+func newServeCmd(env *Env, root *rootOptions) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the REST service: discover, keep the topology current, publish it and answer queries",
+		Long: `serve runs toposcope as a service. With no --config it serves the bundled
+default model (sim provider, small-tree) on ` + config.DefaultListen + ` and publishes
+nothing; the configuration file adds engines, a discovery interval and
+triggers, the store, tokens and TLS (see docs/service.md and docs/api.md).`,
+		Example: `  toposcope serve
+  toposcope serve --model nvl72 --listen 127.0.0.1:8080
+  toposcope serve --config /etc/toposcope/config.yaml`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ro := *root
+			if f := cmd.Flag("log-level"); f == nil || !f.Changed {
+				ro.logLevel = "info" // a service logs what it does
+			}
+			log, err := ro.logger(env.Stderr)
+			if err != nil {
+				return err
+			}
+			cfg, err := o.config(cmd)
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), env, cfg, log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.configPath, "config", "", "YAML configuration file (provider, engines, server, discovery, store)")
+	f.StringVar(&o.listen, "listen", "", "host:port to listen on (default "+config.DefaultListen+"; port 0 picks a free one)")
+	f.StringVar(&o.storePath, "store", "", "store file (default $XDG_STATE_HOME/toposcope/toposcope.db)")
+	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
+	f.DurationVar(&o.interval, "interval", 0, "time between discoveries (overrides discovery.interval)")
+	return cmd
+}
+
+// config loads the file (or the defaults) and applies the flags.
+func (o *serveOptions) config(cmd *cobra.Command) (*config.File, error) {
+	cfg := config.Default()
+	if o.configPath != "" {
+		var err error
+		if cfg, err = config.Load(o.configPath); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Provider.Name == "" {
+		cfg.Provider = config.Plugin{Name: sim.Name}
+		config.SetParam(&cfg.Provider.Params, "model", sim.DefaultConfig().Model)
+	}
+	changed := cmd.Flags().Changed
+	if changed("model") {
+		config.SetParam(&cfg.Provider.Params, "model", o.model)
+	}
+	if changed("listen") {
+		cfg.Server.Listen = o.listen
+	}
+	if changed("store") {
+		cfg.Store.Path = o.storePath
+	}
+	if changed("interval") {
+		cfg.Discovery.Interval = o.interval
+	}
+	if err := cfg.Server.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if err := cfg.Discovery.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if cfg.Store.Path == "" {
+		cfg.Store.Path = defaultStorePath()
+	}
+	return cfg, nil
+}
+
+func defaultStorePath() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "toposcope", "toposcope.db")
+}
+
+// runServe builds the service and its HTTP front, serves until ctx
+// ends, and shuts down: HTTP first (in-flight requests finish), then
+// the background work is cancelled through its context, then the store
+// is closed.
+func runServe(ctx context.Context, env *Env, cfg *config.File, log *slog.Logger) (err error) {
+	gin.SetMode(gin.ReleaseMode)
+	if os.Getenv("GOGC") == "" {
+		// The heap is mostly the long-lived graph and requests make little
+		// garbage: a tighter GC goal keeps the resident memory near the
+		// graph's size at a small CPU cost (see docs/service.md).
+		debug.SetGCPercent(50)
+	}
+	tokens, err := server.LoadTokens(cfg.Server.Auth, os.Getenv)
+	if err != nil {
+		return err
+	}
+	svc, err := service.New(ctx, cfg, service.Deps{Registry: env.Registry, Logger: log, Stdout: env.Stdout})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := svc.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	handler, err := server.New(server.Deps{Service: svc, Logger: log, Tokens: tokens})
+	if err != nil {
+		return err
+	}
+	ln, err := server.Listen(cfg.Server)
+	if err != nil {
+		return err
+	}
+	printWhere(env, cfg, ln.Addr(), svc.Loop, svc.Store.Path())
+	log.Info("serving", "addr", ln.Addr().String(), "tls", cfg.Server.TLS.Enabled(),
+		"mtls", cfg.Server.TLS.ClientCA != "", "auth", tokens != nil, "store", svc.Store.Path())
+	bgCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	wait, err := svc.Start(bgCtx, ln.Addr())
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	err = server.Serve(ctx, cfg.Server, server.NewHTTPServer(cfg.Server, handler, log), ln)
+	stop()
+	wait()
+	log.Info("stopped")
+	return err
+}
+
+// printWhere tells the user where to look.
+func printWhere(env *Env, cfg *config.File, addr net.Addr, loop *service.Loop, storePath string) {
+	scheme := "http"
+	if cfg.Server.TLS.Enabled() {
+		scheme = "https"
+	}
+	base := scheme + "://" + addr.String()
+	fmt.Fprintf(env.Stdout, "toposcope %s: listening on %s (provider %s; engines %v)\n", Version, base, loop.ProviderName(), loop.EngineNames())
+	for _, l := range [][2]string{
+		{"status", "/v1/status"},
+		{"graph", "/v1/graph   (Graphviz: /v1/graph?format=dot)"},
+		{"one node", "/v1/nodes/<name>"},
+		{"domains", "/v1/domains"},
+		{"slurm file", "/v1/render/slurm?plugin=topology/block&slurmVersion=24.11"},
+		{"snapshots", "/v1/snapshots   (diffs: /v1/diff)"},
+		{"API", "/openapi.json   (docs/api.md)"},
+		{"metrics", "/metrics"},
+	} {
+		fmt.Fprintf(env.Stdout, "  %-11s %s%s\n", l[0]+":", base, l[1])
+	}
+	fmt.Fprintf(env.Stdout, "  %-11s %s\n", "store:", storePath)
+}

@@ -1,0 +1,63 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// ClientsFor builds the clients of an engine from its configuration; in
+// ModePrint, which contacts no cluster, it returns no clients and reads no
+// kubeconfig.
+func ClientsFor(cc *kubeclient.ClientConfig, mode string) (kubeclient.Clients, error) {
+	if mode == ModePrint {
+		return kubeclient.Clients{}, nil
+	}
+	return cc.Clients()
+}
+
+// Engine is what Publish needs of a Kubernetes engine.
+type Engine interface {
+	Applier
+	engines.Renderer
+}
+
+// Publish is the Publish of every Kubernetes engine. ModePrint writes the
+// engine's Render to deps.Stdout; ModeDryRun plans against the cluster and
+// writes the summary and every change; ModeApply applies and writes the
+// summary line. The summary is also logged. opts (the service's guard,
+// if any) are passed on to Apply with the mode's DryRun.
+func Publish(ctx context.Context, name, mode string, e Engine, g *topology.Graph, deps engines.Deps, opts ApplyOptions) error {
+	if mode == ModePrint {
+		doc, err := e.Render(ctx, g)
+		if err != nil {
+			return err
+		}
+		if _, err := deps.Stdout.Write(doc); err != nil {
+			return fmt.Errorf("%s: write to stdout: %w", name, err)
+		}
+		return nil
+	}
+	opts.DryRun = mode == ModeDryRun
+	res, err := e.Apply(ctx, g, opts)
+	if res != nil {
+		log := deps.Logger.With("changed", res.Changed, "unchanged", res.Unchanged, "refused", len(res.Refused), "dryRun", res.DryRun)
+		for _, w := range res.Warnings {
+			log.WarnContext(ctx, name+": "+w)
+		}
+		if err == nil {
+			log.InfoContext(ctx, name+": published")
+			if werr := res.WriteTo(deps.Stdout, res.DryRun); werr != nil {
+				return fmt.Errorf("%s: write to stdout: %w", name, werr)
+			}
+		}
+	}
+	if err != nil {
+		deps.Logger.ErrorContext(ctx, name+": publish failed", "error", err)
+		return err
+	}
+	return nil
+}

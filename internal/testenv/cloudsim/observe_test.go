@@ -1,0 +1,150 @@
+package cloudsim_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/aws"
+	"github.com/toposcope/toposcope/providers/gcp"
+	"github.com/toposcope/toposcope/providers/lambda"
+	"github.com/toposcope/toposcope/providers/nscale"
+	"github.com/toposcope/toposcope/providers/oci"
+	"github.com/toposcope/toposcope/providers/sim"
+)
+
+// emulated is one provider against its emulator.
+type emulated struct {
+	name    string
+	handler func([]cloudsim.Instance, cloudsim.Faults) (http.Handler, func() int)
+	build   func(url string, deps providers.Deps) (providers.Provider, error)
+	creds   func(t *testing.T) providers.Credentials
+	byID    bool // request nodes by instance ID
+}
+
+var fast = httpretry.Policy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
+
+func ociKey(t *testing.T) providers.Credentials {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+	return providers.NewCredentials(map[string]string{oci.CredTenancy: "ocid1.tenancy.oc1..t", oci.CredUser: "ocid1.user.oc1..u",
+		oci.CredFingerprint: "20:3b:97:13:55:1c:5b:0d:d3:37:d8:50:4e:c5:3a:34", oci.CredPrivateKey: key})
+}
+
+func clouds() []emulated {
+	return []emulated{
+		{name: aws.Name, byID: true,
+			handler: func(in []cloudsim.Instance, f cloudsim.Faults) (http.Handler, func() int) {
+				e := cloudsim.NewAWS(in, f)
+				return e, e.Calls
+			},
+			build: func(url string, deps providers.Deps) (providers.Provider, error) {
+				cfg := aws.DefaultConfig()
+				cfg.Region, cfg.Endpoint, cfg.Retry = "us-west-2", url, fast
+				return aws.New(cfg, deps, aws.WithGetenv(func(string) string { return "" }))
+			},
+			creds: func(*testing.T) providers.Credentials {
+				return providers.NewCredentials(map[string]string{aws.CredAccessKeyID: "AKIDSIM", aws.CredSecretAccessKey: "secret"})
+			}},
+		{name: gcp.Name,
+			handler: func(in []cloudsim.Instance, f cloudsim.Faults) (http.Handler, func() int) {
+				e := cloudsim.NewGCP("proj-1", in, f)
+				return e, e.Calls
+			},
+			build: func(url string, deps providers.Deps) (providers.Provider, error) {
+				cfg := gcp.DefaultConfig()
+				cfg.Project, cfg.Endpoint, cfg.Anonymous, cfg.PageSize, cfg.Retry = "proj-1", url, true, 50, fast
+				return gcp.New(cfg, deps)
+			}},
+		{name: oci.Name, byID: true, creds: ociKey,
+			handler: func(in []cloudsim.Instance, f cloudsim.Faults) (http.Handler, func() int) {
+				e := cloudsim.NewOCI("ocid1.tenancy.oc1..t", in, f)
+				return e, e.Calls
+			},
+			build: func(url string, deps providers.Deps) (providers.Provider, error) {
+				cfg := oci.DefaultConfig()
+				cfg.Region, cfg.Endpoint, cfg.Retry = "us-ashburn-1", url, fast
+				return oci.New(cfg, deps)
+			}},
+		{name: lambda.Name, byID: true,
+			handler: func(in []cloudsim.Instance, f cloudsim.Faults) (http.Handler, func() int) {
+				e := cloudsim.NewLambda(in, f)
+				return e, e.Calls
+			},
+			build: func(url string, deps providers.Deps) (providers.Provider, error) {
+				cfg := lambda.DefaultConfig()
+				cfg.URL, cfg.AllowHTTP, cfg.WorkspaceID, cfg.Region, cfg.Token, cfg.Retry = url, true, "ws-1", "us-east-1", cloudsim.Token, fast
+				return lambda.New(cfg, deps)
+			}},
+		{name: nscale.Name, byID: true,
+			handler: func(in []cloudsim.Instance, f cloudsim.Faults) (http.Handler, func() int) {
+				e := cloudsim.NewNscale(in, f)
+				return e, e.Calls
+			},
+			build: func(url string, deps providers.Deps) (providers.Provider, error) {
+				cfg := nscale.DefaultConfig()
+				cfg.URL, cfg.InstanceURL, cfg.AllowHTTP, cfg.Organization, cfg.Region, cfg.Token, cfg.Retry = url, url, true, "org-1", "us-east-1", cloudsim.Token, fast
+				return nscale.New(cfg, deps)
+			}},
+	}
+}
+
+// TestObserverSeesEveryCall runs each cloud provider against its
+// emulator, throttled once and with one node omitted and one without
+// topology: the observer counts as many HTTP exchanges as the emulator
+// answered, one throttled, and the two unplaced nodes.
+func TestObserverSeesEveryCall(t *testing.T) {
+	t.Parallel()
+	g, err := sim.LoadGraph("nvl72")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clouds() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h, calls := c.handler(cloudsim.FromGraph(g), cloudsim.Faults{Throttle: 1, NoTopology: []string{"gb003"}, Omit: []string{"gb010"}})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			rec := &cloudsim.Recorder{}
+			p, err := c.build(srv.URL, providers.Deps{Observer: rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req providers.Request
+			if c.creds != nil {
+				req.Credentials = c.creds(t)
+			}
+			for _, n := range g.Nodes() {
+				ref := providers.NodeRef{Name: n.Name}
+				if c.byID {
+					ref.InstanceID = n.Name
+				}
+				req.Nodes = append(req.Nodes, ref)
+			}
+			out, err := p.Discover(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, throttled := rec.Calls(c.name)
+			if got == 0 || got != calls() || throttled != 1 {
+				t.Errorf("observer saw %d calls (%d throttled); the emulator answered %d, one throttled", got, throttled, calls())
+			}
+			omitted, noTopo := rec.UnplacedOf(c.name)
+			if omitted != 1 || noTopo != 1 || len(out.Unplaced()) != 2 {
+				t.Errorf("unplaced: observer %d omitted, %d without topology; graph %v", omitted, noTopo, out.Unplaced())
+			}
+		})
+	}
+}

@@ -1,0 +1,238 @@
+package ibsim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Speed is a lane speed ibsim can simulate (its "s=" port option, a mask
+// of enabled speeds; the fastest common one becomes active).
+type Speed int
+
+// Lane speeds ibsim 0.10 simulates. Extended speeds (FDR and up) are not
+// simulated: ibnetdiscover always prints SDR, DDR or QDR.
+const (
+	// SpeedDefault leaves the speed to ibsim (SDR).
+	SpeedDefault Speed = 0
+	// SDR is 2.5 Gb/s a lane (4x: 10 Gb/s).
+	SDR Speed = 1
+	// DDR is 5 Gb/s a lane (4x: 20 Gb/s).
+	DDR Speed = 2
+	// QDR is 10 Gb/s a lane (4x: 40 Gb/s).
+	QDR Speed = 4
+)
+
+// Gbps4x returns the data rate of a 4x cable at speed s.
+func (s Speed) Gbps4x() uint32 {
+	switch s {
+	case DDR:
+		return 20
+	case QDR:
+		return 40
+	default:
+		return 10
+	}
+}
+
+// ibsim limits (sim.h): node IDs and descriptions are 64 bytes, lines 256.
+const (
+	maxIDLen   = 63
+	maxDescLen = 63
+)
+
+// Switch is one switch of a Fabric.
+type Switch struct {
+	// ID is the switch's node ID in the net file; unique in the fabric.
+	ID string
+	// Description is its NodeDescription, e.g. "MF0;leaf1:MQM9700/U1".
+	Description string
+	// GUID is its node GUID.
+	GUID uint64
+	// Ports is its number of ports.
+	Ports int
+}
+
+// HCA is one host channel adapter of a Fabric. Its NodeDescription is
+// "<Host> <Name>", as rdma-ndd sets it.
+type HCA struct {
+	// ID is the HCA's node ID in the net file; unique in the fabric.
+	ID string
+	// Host and Name make the description.
+	Host, Name string
+	// GUID is its node GUID; port p has GUID GUID+p (ibsim's rule).
+	GUID uint64
+	// Ports is its number of ports.
+	Ports int
+}
+
+// Description returns "<Host> <Name>".
+func (h HCA) Description() string { return h.Host + " " + h.Name }
+
+// Cable connects port APort of node A to port BPort of node B (node IDs).
+type Cable struct {
+	A     string
+	APort int
+	B     string
+	BPort int
+	// Speed is the cable's lane speed; SpeedDefault leaves it to ibsim.
+	Speed Speed
+}
+
+// Fabric is a physical InfiniBand fabric for ibsim.
+type Fabric struct {
+	Switches []Switch
+	HCAs     []HCA
+	Cables   []Cable
+	// logical maps switch IDs and GUIDs (16 hex digits) to the ID of the
+	// model switch they were expanded from (see Expand).
+	logical map[string]string
+}
+
+// Logical returns the model switch that the physical switch with the
+// given ID or GUID (16 hex digits) was expanded from.
+func (f *Fabric) Logical(idOrGUID string) (string, bool) {
+	l, ok := f.logical[idOrGUID]
+	return l, ok
+}
+
+// Connect adds a cable between the lowest free ports of nodes a and b
+// (IDs), growing a switch's port count when it is full.
+func (f *Fabric) Connect(a, b string, speed Speed) error {
+	pa, err := f.freePort(a)
+	if err != nil {
+		return err
+	}
+	f.Cables = append(f.Cables, Cable{A: a, APort: pa, B: b, Speed: speed})
+	pb, err := f.freePort(b)
+	if err != nil {
+		f.Cables = f.Cables[:len(f.Cables)-1]
+		return err
+	}
+	f.Cables[len(f.Cables)-1].BPort = pb
+	return nil
+}
+
+func (f *Fabric) freePort(id string) (int, error) {
+	used := map[int]bool{}
+	for _, c := range f.Cables {
+		if c.A == id {
+			used[c.APort] = true
+		}
+		if c.B == id {
+			used[c.BPort] = true
+		}
+	}
+	p := 1
+	for used[p] {
+		p++
+	}
+	for i := range f.Switches {
+		if f.Switches[i].ID == id {
+			f.Switches[i].Ports = max(f.Switches[i].Ports, p)
+			return p, nil
+		}
+	}
+	for _, h := range f.HCAs {
+		if h.ID == id {
+			if p > h.Ports {
+				return 0, fmt.Errorf("HCA %q has no free port", id)
+			}
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no node %q in the fabric", id)
+}
+
+// NetFile returns the fabric in ibsim's net-file format: one record per
+// node ("switchguid=" or "caguid=" to fix its GUID, then `Switch <ports>
+// "<id>" # "<description>"` or `Ca ...`), one line per cabled port with
+// the cable's speed ("s=" mask), records separated by blank lines. Both
+// ends of every cable are listed, as ibsim requires.
+func (f *Fabric) NetFile() ([]byte, error) {
+	type port struct {
+		peer     string
+		peerPort int
+		speed    Speed
+	}
+	ports := map[string]map[int]port{}
+	add := func(id string, p int, pp port) error {
+		if ports[id] == nil {
+			ports[id] = map[int]port{}
+		}
+		if _, dup := ports[id][p]; dup {
+			return fmt.Errorf("port %d of %q is cabled twice", p, id)
+		}
+		ports[id][p] = pp
+		return nil
+	}
+	nports := map[string]int{}
+	for _, s := range f.Switches {
+		nports[s.ID] = s.Ports
+	}
+	for _, h := range f.HCAs {
+		nports[h.ID] = h.Ports
+	}
+	var errs []error
+	for _, c := range f.Cables {
+		for _, end := range []struct {
+			id string
+			p  int
+		}{{c.A, c.APort}, {c.B, c.BPort}} {
+			if n, ok := nports[end.id]; !ok || end.p < 1 || end.p > n {
+				errs = append(errs, fmt.Errorf("cable %s[%d]-%s[%d]: no port %d on %q", c.A, c.APort, c.B, c.BPort, end.p, end.id))
+			}
+		}
+		errs = append(errs, add(c.A, c.APort, port{c.B, c.BPort, c.Speed}), add(c.B, c.BPort, port{c.A, c.APort, c.Speed}))
+	}
+	var b bytes.Buffer
+	b.WriteString("# ibsim net file generated by toposcope internal/testenv/ibsim\n")
+	write := func(kind, guidKey, id, desc string, guid uint64, n int) {
+		if len(id) > maxIDLen || len(desc) > maxDescLen || strings.ContainsAny(id+desc, "\"#@\n") {
+			errs = append(errs, fmt.Errorf("node %q (%q): IDs and descriptions must be at most 63 bytes without \" # @", id, desc))
+		}
+		fmt.Fprintf(&b, "\n%s=0x%x\n%s\t%d \"%s\"\t\t# \"%s\"\n", guidKey, guid, kind, n, id, desc)
+		for p := 1; p <= n; p++ {
+			pp, ok := ports[id][p]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&b, "[%d]\t\"%s\"[%d]", p, pp.peer, pp.peerPort)
+			if pp.speed != SpeedDefault {
+				fmt.Fprintf(&b, "\ts=%d", int(pp.speed))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range f.Switches {
+		if seen[s.ID] {
+			errs = append(errs, fmt.Errorf("node ID %q used twice", s.ID))
+		}
+		seen[s.ID] = true
+		write("Switch", "switchguid", s.ID, s.Description, s.GUID, s.Ports)
+	}
+	for _, h := range f.HCAs {
+		if seen[h.ID] {
+			errs = append(errs, fmt.Errorf("node ID %q used twice", h.ID))
+		}
+		seen[h.ID] = true
+		write("Ca", "caguid", h.ID, h.Description(), h.GUID, h.Ports)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("ibsim net file: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// size returns the node, switch and port counts ibsim must allow.
+func (f *Fabric) size() (nodes, switches, ports int) {
+	for _, s := range f.Switches {
+		ports += s.Ports + 1
+	}
+	for _, h := range f.HCAs {
+		ports += h.Ports
+	}
+	return len(f.Switches) + len(f.HCAs), len(f.Switches), ports
+}

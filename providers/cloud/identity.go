@@ -1,0 +1,150 @@
+// Package metadata reads an instance's identity from its cloud's metadata
+// service (AWS IMDSv2, GCP metadata server, OCI IMDS v2), with a
+// configurable endpoint so the same code runs against an emulator, and
+// maps cloud instances to the nodes of a discovery request (Mapping).
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Default metadata endpoints.
+const (
+	DefaultAWSEndpoint = "http://169.254.169.254"
+	DefaultGCPEndpoint = "http://metadata.google.internal"
+	DefaultOCIEndpoint = "http://169.254.169.254"
+)
+
+// maxBody caps one metadata answer.
+const maxBody = 64 << 10
+
+// ErrMetadata is wrapped by every failure to read the metadata service.
+var ErrMetadata = errors.New("metadata service")
+
+// Identity is who the local instance is.
+type Identity struct {
+	// InstanceID is the cloud's instance ID.
+	InstanceID string
+	// Region is the instance's region (GCP: derived from the zone).
+	Region string
+	// Zone is the availability zone, where the service gives it.
+	Zone string
+	// Name is the instance name, where the service gives it.
+	Name string
+}
+
+// Client reads a metadata service.
+type Client struct {
+	http     *http.Client
+	endpoint string
+}
+
+// NewClient returns a client of the service at endpoint (scheme and
+// host, e.g. DefaultAWSEndpoint). A nil hc uses a client with a 5-second
+// timeout.
+func NewClient(hc *http.Client, endpoint string) *Client {
+	if hc == nil {
+		hc = &http.Client{Timeout: 5 * time.Second}
+	}
+	return &Client{http: hc, endpoint: strings.TrimSuffix(endpoint, "/")}
+}
+
+func (c *Client) get(ctx context.Context, method, path string, header http.Header) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.endpoint+path, nil)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrMetadata, path, err)
+	}
+	req.Header = header
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrMetadata, path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrMetadata, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%w: %s: HTTP %d", ErrMetadata, path, resp.StatusCode)
+	}
+	return strings.TrimSpace(string(body)), nil
+}
+
+// AWS reads the identity with IMDSv2: a session token first (PUT
+// /latest/api/token), then instance-id, placement/region and
+// placement/availability-zone with the token.
+func (c *Client) AWS(ctx context.Context) (Identity, error) {
+	tok, err := c.get(ctx, http.MethodPut, "/latest/api/token",
+		http.Header{"X-Aws-Ec2-Metadata-Token-Ttl-Seconds": {"60"}})
+	if err != nil {
+		return Identity{}, fmt.Errorf("aws imdsv2 token: %w", err)
+	}
+	h := http.Header{"X-Aws-Ec2-Metadata-Token": {tok}}
+	var id Identity
+	for _, f := range []struct {
+		path string
+		dst  *string
+	}{
+		{"/latest/meta-data/instance-id", &id.InstanceID},
+		{"/latest/meta-data/placement/region", &id.Region},
+		{"/latest/meta-data/placement/availability-zone", &id.Zone},
+	} {
+		if *f.dst, err = c.get(ctx, http.MethodGet, f.path, h); err != nil {
+			return Identity{}, fmt.Errorf("aws imdsv2: %w", err)
+		}
+	}
+	return id, nil
+}
+
+// GCP reads instance/id, instance/name and instance/zone with
+// "Metadata-Flavor: Google"; the region is the zone without its last
+// "-x" part.
+func (c *Client) GCP(ctx context.Context) (Identity, error) {
+	h := http.Header{"Metadata-Flavor": {"Google"}}
+	var id Identity
+	var err error
+	for _, f := range []struct {
+		path string
+		dst  *string
+	}{
+		{"/computeMetadata/v1/instance/id", &id.InstanceID},
+		{"/computeMetadata/v1/instance/name", &id.Name},
+		{"/computeMetadata/v1/instance/zone", &id.Zone},
+	} {
+		if *f.dst, err = c.get(ctx, http.MethodGet, f.path, h); err != nil {
+			return Identity{}, fmt.Errorf("gcp metadata: %w", err)
+		}
+	}
+	id.Zone = id.Zone[strings.LastIndex(id.Zone, "/")+1:]
+	if i := strings.LastIndex(id.Zone, "-"); i > 0 {
+		id.Region = id.Zone[:i]
+	}
+	return id, nil
+}
+
+// OCI reads /opc/v2/instance/id, region and displayName with
+// "Authorization: Bearer Oracle".
+func (c *Client) OCI(ctx context.Context) (Identity, error) {
+	h := http.Header{"Authorization": {"Bearer Oracle"}}
+	var id Identity
+	var err error
+	for _, f := range []struct {
+		path string
+		dst  *string
+	}{
+		{"/opc/v2/instance/id", &id.InstanceID},
+		{"/opc/v2/instance/region", &id.Region},
+		{"/opc/v2/instance/displayName", &id.Name},
+	} {
+		if *f.dst, err = c.get(ctx, http.MethodGet, f.path, h); err != nil {
+			return Identity{}, fmt.Errorf("oci imds: %w", err)
+		}
+	}
+	return id, nil
+}

@@ -1,0 +1,265 @@
+package service_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+)
+
+// deadline bounds every wait of the failover test; the test polls.
+const deadline = 2 * time.Minute
+
+// lockedBuffer is a bytes.Buffer safe for one writer and many readers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// replica is a running `toposcope serve` process.
+type replica struct {
+	cmd            *exec.Cmd
+	base           string
+	stdout, stderr *lockedBuffer
+	exited         chan error
+}
+
+var listeningOn = regexp.MustCompile(`listening on (https?://\S+)`)
+
+func startReplica(t *testing.T, bin, cfgPath string) *replica {
+	t.Helper()
+	r := &replica{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	r.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug")
+	r.cmd.Stderr = r.stderr
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			_, _ = fmt.Fprintln(r.stdout, sc.Text())
+			if m := listeningOn.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	go func() { r.exited <- r.cmd.Wait() }()
+	t.Cleanup(func() { _ = r.cmd.Process.Kill() })
+	select {
+	case r.base = <-addr:
+	case err := <-r.exited:
+		t.Fatalf("toposcope serve exited: %v\n%s", err, r.stderr)
+	case <-time.After(deadline):
+		t.Fatalf("toposcope serve printed no address\n%s", r.stderr)
+	}
+	return r
+}
+
+func (r *replica) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(r.base + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+// waitUntil polls cond until it holds or the deadline passes.
+func waitUntil(t *testing.T, what string, cond func() bool, logs ...*replica) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(end) {
+			var tails strings.Builder
+			for _, r := range logs {
+				s := r.stderr.String()
+				tails.WriteString("\n--- " + r.base + " ---\n" + s[max(0, len(s)-4000):])
+			}
+			t.Fatalf("timed out waiting until %s%s", what, tails.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func holder(ctx context.Context, core kubernetes.Interface, ns, name string) string {
+	l, err := core.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+func tier0(ctx context.Context, core kubernetes.Interface, name string) string {
+	n, err := core.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return n.Labels["topology.toposcope.io/tier-0"]
+}
+
+func writeTestKubeconfig(t *testing.T, dir string, c *kubetest.Cluster) string {
+	t.Helper()
+	admin := c.AdminConfig()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: c.Host(), CertificateAuthority: admin.CAFile}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: admin.BearerToken}
+	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "admin"}
+	cfg.CurrentContext = "test"
+	path := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestServeFailover runs two real `toposcope serve` processes with the node
+// watcher and leader election against one apiserver: the leader labels the
+// nodes, a node added later is labelled through the watcher, the follower
+// answers /v1/graph with the leader's topology, and after a SIGKILL of the
+// leader the follower takes the Lease and publishes.
+func TestServeFailover(t *testing.T) {
+	t.Parallel()
+	if testing.Short() && !kubetest.InCI() { // never skipped in CI
+		t.Skip("builds and runs the binary")
+	}
+	c := env.Require(t)
+	p := c.Prefix(t)
+	ns := c.Namespace(t)
+	ctx := context.Background()
+	core := c.Core()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "toposcope")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/toposcope/toposcope/cmd/toposcope").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	model := filepath.Join(dir, "model.yaml")
+	if err := os.WriteFile(model, fmt.Appendf(nil, `name: failover
+switches:
+  - id: spine1
+    children:
+      - id: leaf1
+        nodes: %[1]s-gpu[1-2]
+      - id: leaf2
+        nodes: %[1]s-gpu[3-4]
+nodes:
+  - names: %[1]s-gpu[1-4]
+`, p), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := writeTestKubeconfig(t, dir, c)
+	config := func(name string) string {
+		path := filepath.Join(dir, name+".yaml")
+		data := fmt.Appendf(nil, `provider:
+  name: sim
+  params: {model: %s}
+engines:
+  - name: k8s-labels
+    params: {kubeconfig: %s, nodeSelector: "%s"}
+server:
+  listen: 127.0.0.1:0
+discovery:
+  interval: 0s
+store:
+  path: %s
+kubernetes:
+  kubeconfig: %s
+  watchNodes: true
+  nodeSelector: "%s"
+  debounce: 200ms
+  leaderElection:
+    enabled: true
+    namespace: %s
+    name: %s-toposcope
+    leaseDuration: 4s
+    renewDeadline: 3s
+    retryPeriod: 500ms
+    followInterval: 200ms
+`, model, kubeconfig, kubetest.Selector(p), filepath.Join(dir, name+".db"), kubeconfig, kubetest.Selector(p), ns, p)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	addNode := func(name string) {
+		t.Helper()
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kubetest.PrefixLabel: p}}}
+		if _, err := core.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease := p + "-toposcope"
+	addNode(p + "-gpu1")
+
+	a := startReplica(t, bin, config("a"))
+	waitUntil(t, "replica a leads", func() bool { return holder(ctx, core, ns, lease) == a.base }, a)
+	waitUntil(t, "the leader labels "+p+"-gpu1", func() bool { return tier0(ctx, core, p+"-gpu1") == "leaf1" }, a)
+	b := startReplica(t, bin, config("b"))
+
+	// The watcher: a node that joins gets its labels with no other trigger.
+	addNode(p + "-gpu3")
+	waitUntil(t, "the watcher-triggered publish labels "+p+"-gpu3", func() bool { return tier0(ctx, core, p+"-gpu3") == "leaf2" }, a)
+
+	// The follower answers with the leader's topology.
+	_, want := a.get(t, "/v1/graph")
+	waitUntil(t, "the follower serves the leader's graph", func() bool {
+		code, got := b.get(t, "/v1/graph")
+		return code == http.StatusOK && got == want
+	}, a, b)
+	if holder(ctx, core, ns, lease) != a.base {
+		t.Fatalf("the follower took the Lease from a live leader\n%s", b.stderr)
+	}
+	if strings.Contains(b.stdout.String(), "k8s-labels:") {
+		t.Fatalf("the follower published:\n%s", b.stdout)
+	}
+
+	// Kill the leader: the follower takes over and publishes.
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-a.exited
+	waitUntil(t, "replica b leads", func() bool { return holder(ctx, core, ns, lease) == b.base }, b)
+	waitUntil(t, "the new leader publishes", func() bool { return strings.Contains(b.stdout.String(), "k8s-labels: ") }, b)
+	addNode(p + "-gpu4")
+	waitUntil(t, "the new leader labels "+p+"-gpu4", func() bool { return tier0(ctx, core, p+"-gpu4") == "leaf2" }, b)
+	if code, got := b.get(t, "/v1/graph"); code != http.StatusOK || got != want {
+		t.Errorf("the new leader's graph = %d, differs from the old leader's", code)
+	}
+}

@@ -1,0 +1,196 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// install compares a discovered graph with the current one and accepts,
+// refuses or ignores it, then records the run.
+func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) error {
+	data, err := json.Marshal(g)
+	if err != nil {
+		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
+		return errors.Join(fmt.Errorf("encode graph: %w", err), l.record(run, false))
+	}
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	counts := store.CountsOf(g)
+	run.Counts = &counts
+	st := l.State()
+
+	if st.Snapshot != nil && st.Snapshot.Digest == digest {
+		run.Outcome, run.Snapshot = store.OutcomeUnchanged, st.Snapshot.ID
+		if l.published != digest || republish(run.Trigger) {
+			run.Engines = l.publish(ctx, st.Graph, digest, false)
+		}
+		if st.Pending != nil {
+			l.log.Info("shrink guard: topology recovered", "pending", st.Pending.ID)
+		}
+		return l.record(run, st.Pending != nil)
+	}
+
+	var diff *store.Diff
+	snap := &store.Snapshot{
+		CreatedAt: l.deps.Now(), Provider: l.deps.Provider.Name, Trigger: run.Trigger,
+		Digest: digest, Counts: counts, Status: store.StatusAccepted,
+	}
+	if st.Snapshot != nil {
+		diff = store.Compare(st.Graph, g)
+		diff.From, snap.Parent, snap.Changes = st.Snapshot.ID, st.Snapshot.ID, diff.Summary()
+		if reason := shrinkReason(st.Snapshot.Counts, counts, l.deps.Config.ShrinkGuard); reason != "" {
+			return l.refuse(run, st, snap, data, diff, reason)
+		}
+	}
+	at := snap.CreatedAt
+	snap.AcceptedAt, snap.AcceptedBy = &at, store.ByDiscovery
+	if err := l.deps.Store.AddSnapshot(snap, data, diff, nil); err != nil {
+		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
+		return errors.Join(err, l.record(run, false))
+	}
+	l.setCurrent(snap, g)
+	l.log.Info("topology changed", "snapshot", snap.ID, "nodes", counts.Nodes, "switches", counts.Switches,
+		"domains", counts.Domains, "nodesAdded", snap.Changes.NodesAdded, "nodesRemoved", snap.Changes.NodesRemoved,
+		"nodesMoved", snap.Changes.NodesMoved)
+	run.Outcome, run.Snapshot = store.OutcomePublished, snap.ID
+	run.Engines = l.publish(ctx, g, digest, false)
+	err = l.record(run, false)
+	l.prune()
+	// The previous graph and the discovery's garbage are gone; give the
+	// memory back rather than keep a peak twice the graph's size.
+	debug.FreeOSMemory()
+	return err
+}
+
+// shrinkReason says why a graph of counts next shrank too much from the
+// last accepted cur, or "".
+func shrinkReason(cur, next store.Counts, limit float64) string {
+	if limit >= 1 {
+		return ""
+	}
+	check := func(what string, was, now int) string {
+		if was == 0 || now >= was {
+			return ""
+		}
+		if lost := float64(was-now) / float64(was); lost > limit {
+			return fmt.Sprintf("%s fell from %d to %d (%.1f%% lost, shrinkGuard allows %.1f%%)", what, was, now, 100*lost, 100*limit)
+		}
+		return ""
+	}
+	if r := check("nodes", cur.Nodes, next.Nodes); r != "" {
+		return r
+	}
+	return check("switches", cur.Switches, next.Switches)
+}
+
+// refuse keeps the current topology and records the refused one as
+// pending (once per distinct graph).
+func (l *Loop) refuse(run *store.Run, st *State, snap *store.Snapshot, data []byte, diff *store.Diff, reason string) error {
+	l.deps.Metrics.refusals.Inc()
+	l.deps.Metrics.setRefusing(true)
+	run.Outcome, run.Error = store.OutcomeRefused, reason
+	l.log.Warn("shrink guard refused the discovered topology; the current one stays until it recovers or an operator accepts",
+		"current", st.Snapshot.ID, "reason", reason)
+	if st.Pending != nil && st.Pending.Digest == snap.Digest {
+		run.Snapshot = st.Pending.ID
+		return l.record(run, false)
+	}
+	snap.Status, snap.Reason = store.StatusRefused, reason
+	if err := l.deps.Store.AddSnapshot(snap, data, diff, nil); err != nil {
+		return errors.Join(err, l.record(run, false))
+	}
+	run.Snapshot = snap.ID
+	next := *l.State()
+	next.Pending = snap
+	l.state.Store(&next)
+	return l.record(run, false)
+}
+
+// Accept makes the pending snapshot id current, as an operator
+// confirming a refused discovery, and publishes it with ctx.
+func (l *Loop) Accept(ctx context.Context, id uint64) (*store.Snapshot, *store.Run, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g, err := l.deps.Store.Graph(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := l.deps.Store.AcceptPending(id, l.deps.Now(), store.ByOperator)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.log.Warn("operator accepted a refused topology", "snapshot", id, "nodes", snap.Counts.Nodes)
+	l.setCurrent(snap, g)
+	next := *l.State()
+	next.Pending = nil
+	l.state.Store(&next)
+	l.deps.Metrics.setRefusing(false)
+	counts := snap.Counts
+	run := &store.Run{
+		StartedAt: l.deps.Now(), Trigger: TriggerAccept, Provider: snap.Provider,
+		Outcome: store.OutcomePublished, Snapshot: id, Counts: &counts,
+	}
+	run.Engines = l.publish(ctx, g, snap.Digest, true)
+	return snap, run, l.record(run, false)
+}
+
+func (l *Loop) setCurrent(snap *store.Snapshot, g *topology.Graph) {
+	next := *l.State()
+	next.Snapshot, next.Graph = snap, g
+	if next.Pending != nil && snap.Status == store.StatusAccepted && snap.AcceptedBy == store.ByDiscovery {
+		next.Pending = nil // a good discovery ends a refusal
+		l.deps.Metrics.setRefusing(false)
+	}
+	l.state.Store(&next)
+	l.deps.Metrics.current(snap.Counts)
+}
+
+// publish hands g to every engine in order; a failing engine does not
+// stop the others. It remembers digest when all succeeded.
+// publish publishes g through every engine. Kubernetes engines get the
+// shrink guard as an explicit option: Check for a discovery, Record (let
+// through, new baseline) when an operator accepted the graph.
+func (l *Loop) publish(ctx context.Context, g *topology.Graph, digest string, accepted bool) []store.EngineResult {
+	out := make([]store.EngineResult, 0, len(l.engines))
+	ok := true
+	for _, e := range l.engines {
+		start := time.Now()
+		r := store.EngineResult{Engine: e.name}
+		if cr, is := e.eng.(engines.CoverageReporter); is {
+			r.Uncovered = len(cr.Coverage(g).Uncovered)
+		}
+		if err := l.publishOne(ctx, e.eng, g, accepted); err != nil {
+			r.Error = err.Error()
+			ok = false
+			l.log.Error("publish failed", "engine", e.name, "err", err)
+		}
+		r.DurationSeconds = time.Since(start).Seconds()
+		l.deps.Metrics.published(r)
+		out = append(out, r)
+	}
+	if ok {
+		l.published = digest
+	}
+	return out
+}
+
+func (l *Loop) prune() {
+	p, err := l.deps.Store.Prune(l.deps.Now(), l.deps.Retention)
+	if err != nil {
+		l.log.Warn("prune store", "err", err)
+		return
+	}
+	if p != (store.Pruned{}) {
+		l.log.Debug("pruned store", "snapshots", p.Snapshots, "results", p.Results, "runs", p.Runs)
+	}
+}

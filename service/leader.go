@@ -1,0 +1,151 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// ElectorConfig configures an Elector.
+type ElectorConfig struct {
+	// Namespace and Name locate the coordination.k8s.io Lease.
+	Namespace, Name string
+	// Identity is this replica's holder identity; toposcope uses the
+	// replica's advertised API URL, so that followers know where to read
+	// the leader's topology.
+	Identity string
+	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's
+	// leader-election timings (LeaseDuration > RenewDeadline >
+	// 1.2 × RetryPeriod).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// Elector campaigns for a Lease and runs a lead function while this
+// replica holds it and a follow function, given the leader's identity,
+// while another replica does.
+type Elector struct {
+	core kubernetes.Interface
+	cfg  ElectorConfig
+	log  *slog.Logger
+}
+
+// NewElector returns an Elector; log may be nil.
+func NewElector(core kubernetes.Interface, cfg ElectorConfig, log *slog.Logger) (*Elector, error) {
+	if cfg.Identity == "" || cfg.Namespace == "" || cfg.Name == "" {
+		return nil, errors.New("leader election: namespace, name and identity are required")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Elector{core: core, cfg: cfg, log: log.With("component", "leader-election", "lease", cfg.Namespace+"/"+cfg.Name)}, nil
+}
+
+// Run campaigns until ctx is done. lead runs while this replica leads,
+// with a context that ends when it stops leading; Run waits for lead to
+// return before a new lead starts, so two lead calls never overlap in
+// one process, and before it returns itself. follow runs while another replica leads, with a context
+// that ends when the leader changes or this replica takes over. On
+// ctx's end the Lease is released, so that a follower takes over at once.
+func (e *Elector) Run(ctx context.Context, lead func(context.Context), follow func(ctx context.Context, leader string)) error {
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
+		Client:     e.core.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: e.cfg.Identity},
+	}
+	f := &followers{run: follow}
+	defer f.stop()
+	var isLeading atomic.Bool
+	// slot lets one lead run at a time: client-go starts OnStartedLeading
+	// in a goroutine, which may outlive the campaign that won it.
+	slot := make(chan struct{}, 1)
+	defer func() { slot <- struct{}{}; <-slot }() // wait for a lead still running
+	for ctx.Err() == nil {
+		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			LeaseDuration:   e.cfg.LeaseDuration,
+			RenewDeadline:   e.cfg.RenewDeadline,
+			RetryPeriod:     e.cfg.RetryPeriod,
+			ReleaseOnCancel: true,
+			Name:            e.cfg.Name,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(lctx context.Context) {
+					slot <- struct{}{}
+					defer func() { <-slot }()
+					if lctx.Err() != nil {
+						return
+					}
+					isLeading.Store(true)
+					defer isLeading.Store(false)
+					f.stop()
+					e.log.Info("leading: this replica discovers and publishes", "identity", e.cfg.Identity)
+					lead(lctx)
+				},
+				OnStoppedLeading: func() {
+					e.log.Info("not leading", "identity", e.cfg.Identity)
+				},
+				OnNewLeader: func(id string) {
+					if id == e.cfg.Identity || isLeading.Load() {
+						return
+					}
+					e.log.Info("following", "leader", id)
+					f.start(ctx, id)
+				},
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("leader election: %w", err)
+		}
+		le.Run(ctx)
+	}
+	return nil
+}
+
+// followers runs at most one follow function at a time.
+type followers struct {
+	run    func(context.Context, string)
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+	leader string
+}
+
+// start follows leader, stopping whatever followed another one.
+func (f *followers) start(ctx context.Context, leader string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cancel != nil && f.leader == leader {
+		return
+	}
+	f.stopLocked()
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	f.cancel, f.done, f.leader = cancel, done, leader
+	go func() {
+		defer close(done)
+		f.run(fctx, leader)
+	}()
+}
+
+func (f *followers) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopLocked()
+}
+
+func (f *followers) stopLocked() {
+	if f.cancel == nil {
+		return
+	}
+	f.cancel()
+	<-f.done
+	f.cancel, f.done, f.leader = nil, nil, ""
+}

@@ -1,0 +1,282 @@
+// Package discovery runs toposcope's service side: the discovery loop
+// (discover, validate, diff against the last snapshot, guard against
+// shrinking, publish only on change, record the outcome) and the
+// Topograph-compatible asynchronous requests of POST /v1/generate.
+// It knows nothing about HTTP; package server maps its errors to statuses.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/plugins"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Triggers: what started a run.
+const (
+	TriggerStartup  = "startup"
+	TriggerInterval = "interval"
+	TriggerAPI      = "api"
+	TriggerSIGHUP   = "sighup"
+	TriggerFile     = "file"
+	TriggerAccept   = "accept"
+)
+
+// State is what the loop currently holds. It is immutable: the loop
+// replaces it whole.
+type State struct {
+	// Snapshot and Graph are the current (accepted) topology; nil before
+	// the first one.
+	Snapshot *store.Snapshot
+	Graph    *topology.Graph
+	// Pending is the snapshot the shrink guard refused, awaiting an
+	// operator's accept; nil when none.
+	Pending *store.Snapshot
+	// LastRun is the newest run record; nil before the first.
+	LastRun *store.Run
+}
+
+// LoopDeps are what a Loop needs.
+type LoopDeps struct {
+	Registry *plugins.Registry
+	Store    *store.Store
+	Logger   *slog.Logger
+	Now      func() time.Time
+	Metrics  *Metrics
+	Limiter  *Limiter
+	// Provider and Engines are the configured plugins.
+	Provider config.Plugin
+	Engines  []config.Plugin
+	// Config and Retention are the discovery and store settings.
+	Config    config.Discovery
+	Retention config.Retention
+	// Stdout is given to engines with no output of their own.
+	Stdout io.Writer
+	// KubeGuard, when set, is handed to Kubernetes engines as their
+	// ApplyOptions.Guard (see kube.go).
+	KubeGuard *kube.ShrinkGuard
+}
+
+// Loop keeps the current topology up to date. Build it with NewLoop,
+// call Load, then Run.
+type Loop struct {
+	deps    LoopDeps
+	log     *slog.Logger
+	engines []namedEngine
+	state   atomic.Pointer[State]
+	kick    chan string
+
+	mu        sync.Mutex // serializes runs and accepts
+	published string     // digest last published to every engine
+}
+
+type namedEngine struct {
+	name string
+	eng  engines.Engine
+}
+
+// NewLoop validates the configured plugins (building the provider once
+// to check its parameters) and returns the loop.
+func NewLoop(deps LoopDeps) (*Loop, error) {
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Stdout == nil {
+		deps.Stdout = io.Discard
+	}
+	l := &Loop{deps: deps, log: deps.Logger.With("component", "discovery"), kick: make(chan string, 1)}
+	if _, err := l.newProvider(); err != nil {
+		return nil, err
+	}
+	for i, e := range deps.Engines {
+		eng, err := deps.Registry.NewEngine(e.Name, fmt.Sprintf("engines[%d]", i), &e.Params, engines.Deps{
+			Logger: deps.Logger.With("engine", e.Name), Stdout: deps.Stdout, Now: deps.Now,
+		})
+		if err != nil {
+			return nil, err
+		}
+		l.engines = append(l.engines, namedEngine{e.Name, eng})
+	}
+	l.state.Store(&State{})
+	return l, nil
+}
+
+// newProvider builds the provider afresh: a run holds it (and whatever
+// it loaded) only while it discovers.
+func (l *Loop) newProvider() (providers.Provider, error) {
+	name := l.deps.Provider.Name
+	return l.deps.Registry.NewProvider(name, "provider", &l.deps.Provider.Params,
+		providerDeps(l.deps.Logger, l.deps.Now, l.deps.Store, l.deps.Metrics, name))
+}
+
+// ProviderName returns the configured provider's name.
+func (l *Loop) ProviderName() string { return l.deps.Provider.Name }
+
+// EngineNames returns the configured engines' names, in publish order.
+func (l *Loop) EngineNames() []string {
+	out := make([]string, len(l.engines))
+	for i, e := range l.engines {
+		out[i] = e.name
+	}
+	return out
+}
+
+// State returns the current state; never nil.
+func (l *Loop) State() *State { return l.state.Load() }
+
+// Load restores the current and the pending snapshot from the store, so
+// that the service answers queries before its first discovery.
+func (l *Loop) Load() error {
+	cur, pend, err := l.deps.Store.Heads()
+	if err != nil {
+		return err
+	}
+	st := &State{}
+	if cur != 0 {
+		if st.Snapshot, err = l.deps.Store.Snapshot(cur); err != nil {
+			return err
+		}
+		if st.Graph, err = l.deps.Store.Graph(cur); err != nil {
+			return err
+		}
+		l.deps.Metrics.current(st.Snapshot.Counts)
+	}
+	if pend != 0 {
+		if st.Pending, err = l.deps.Store.Snapshot(pend); err != nil {
+			return err
+		}
+	}
+	l.deps.Metrics.setRefusing(st.Pending != nil)
+	if runs, err := l.deps.Store.Runs(1); err == nil && len(runs) == 1 {
+		st.LastRun = &runs[0]
+	}
+	l.state.Store(st)
+	return nil
+}
+
+// Trigger asks the loop for a discovery soon. Requests made while one is
+// already queued are merged. It reports false when triggers of that kind
+// are turned off.
+func (l *Loop) Trigger(reason string) bool {
+	if reason == TriggerAPI && !l.deps.Config.Triggers.API {
+		return false
+	}
+	select {
+	case l.kick <- reason:
+	default:
+	}
+	return true
+}
+
+// Run discovers on every trigger until ctx is done; a discovery in
+// progress is cancelled through ctx.
+func (l *Loop) Run(ctx context.Context) {
+	cfg := l.deps.Config
+	if cfg.Triggers.Startup {
+		l.Trigger(TriggerStartup)
+	}
+	var tick <-chan time.Time
+	if cfg.Interval > 0 {
+		t := time.NewTicker(cfg.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	var watch <-chan time.Time
+	w := newWatcher(cfg.Triggers.WatchFiles)
+	if w != nil {
+		t := time.NewTicker(cfg.Triggers.WatchInterval)
+		defer t.Stop()
+		watch = t.C
+	}
+	for {
+		var reason string
+		select {
+		case <-ctx.Done():
+			return
+		case reason = <-l.kick:
+		case <-tick:
+			reason = TriggerInterval
+		case <-watch:
+			if !w.changed() {
+				continue
+			}
+			reason = TriggerFile
+		}
+		if _, err := l.RunOnce(ctx, reason); err != nil && ctx.Err() == nil {
+			l.log.Warn("discovery failed", "trigger", reason, "err", err)
+		}
+	}
+}
+
+// RunOnce discovers now and returns the run record.
+func (l *Loop) RunOnce(ctx context.Context, trigger string) (*store.Run, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	run := &store.Run{StartedAt: l.deps.Now(), Trigger: trigger, Provider: l.deps.Provider.Name}
+	if err := l.deps.Limiter.Acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer l.deps.Limiter.Release()
+	ctx, cancel := context.WithTimeout(ctx, l.deps.Config.Timeout)
+	defer cancel()
+	g, err := l.discover(ctx)
+	if err != nil {
+		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
+		return run, errors.Join(err, l.record(run, false))
+	}
+	return run, l.install(ctx, run, g)
+}
+
+func (l *Loop) discover(ctx context.Context) (*topology.Graph, error) {
+	start := time.Now()
+	p, err := l.newProvider()
+	if err == nil {
+		var g *topology.Graph
+		g, err = p.Discover(ctx, providers.Request{})
+		l.deps.Metrics.discovered(l.deps.Provider.Name, time.Since(start).Seconds(), err)
+		if err == nil {
+			return g, nil
+		}
+	}
+	return nil, fmt.Errorf("discover with %s: %w", l.deps.Provider.Name, err)
+}
+
+// record stores run (with no new snapshot) and makes it the last run.
+func (l *Loop) record(run *store.Run, clearPending bool) error {
+	run.FinishedAt = l.deps.Now()
+	err := l.deps.Store.AddRun(run, clearPending)
+	st := *l.State()
+	st.LastRun = run
+	if clearPending {
+		st.Pending = nil
+		l.deps.Metrics.setRefusing(false)
+	}
+	l.state.Store(&st)
+	return err
+}
+
+// providerDeps are the dependencies of a provider built by the loop or
+// a request: its logger, the clock, the store's agent reports (a nil
+// interface, not a typed nil, without a store) and the metrics.
+func providerDeps(log *slog.Logger, now func() time.Time, st *store.Store, m *Metrics, name string) providers.Deps {
+	d := providers.Deps{Logger: log.With("provider", name), Now: now, Observer: m.Observer()}
+	if st != nil {
+		d.Agents = st
+	}
+	return d.WithDefaults()
+}

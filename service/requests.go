@@ -1,0 +1,302 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/plugins"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/service/store"
+)
+
+// RequestsDeps are what Requests needs.
+type RequestsDeps struct {
+	Registry *plugins.Registry
+	Store    *store.Store
+	Logger   *slog.Logger
+	Now      func() time.Time
+	Metrics  *Metrics
+	Limiter  *Limiter
+	// Server holds MaxQueuedRequests, RequestTimeout and Publish.
+	Server    config.Server
+	Retention config.Retention
+	// Provider and Engines are the configured plugins; they fill in a
+	// request that names no provider or no engine.
+	Provider config.Plugin
+	Engines  []config.Plugin
+}
+
+// Requests runs the asynchronous requests of POST /v1/generate: each is
+// validated when submitted, stored (without credentials) before it is
+// acknowledged, run in the background, and its result stored. Identical
+// requests in flight are merged.
+type Requests struct {
+	deps   RequestsDeps
+	log    *slog.Logger
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	inflight map[string]bool
+	closed   bool
+}
+
+// NewRequests returns a request runner.
+func NewRequests(deps RequestsDeps) *Requests {
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Requests{deps: deps, log: deps.Logger.With("component", "requests"), ctx: ctx, cancel: cancel, inflight: map[string]bool{}}
+}
+
+// job is one request, validated and ready to run.
+type job struct {
+	res    *store.Result
+	prov   providers.Provider
+	eng    engines.Engine
+	nodes  providers.Request
+	stdout *bytes.Buffer
+}
+
+// Submit validates req, stores it and starts it. ctx is the caller's (the
+// HTTP request's): its values reach the provider, but not its end, since
+// the discovery outlives the answer. It returns the request ID and
+// whether an identical request was already in flight.
+func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bool, error) {
+	if err := r.fill(req); err != nil {
+		return "", false, err
+	}
+	id := req.ID()
+	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return "", false, ErrClosed
+	case r.inflight[id]:
+		r.mu.Unlock()
+		r.deps.Metrics.requests.WithLabelValues("merged").Inc()
+		return id, true, nil
+	case len(r.inflight) >= r.deps.Server.MaxQueuedRequests:
+		r.mu.Unlock()
+		r.deps.Metrics.requests.WithLabelValues("busy").Inc()
+		return "", false, fmt.Errorf("%d requests in progress: %w", len(r.inflight), ErrBusy)
+	}
+	r.inflight[id] = true
+	r.deps.Metrics.queued.Set(float64(len(r.inflight)))
+	r.mu.Unlock()
+
+	res := &store.Result{
+		ID: id, State: store.StatePending, Request: req.Canonical(),
+		HadCredentials: req.Creds.Len() > 0, SubmittedAt: r.deps.Now(),
+	}
+	if err := r.deps.Store.PutResult(res, nil); err != nil {
+		r.done(id)
+		return "", false, err
+	}
+	j, err := r.build(req, res)
+	if err != nil {
+		r.finish(j, nil, "", err)
+		r.done(id)
+		return "", false, err
+	}
+	r.deps.Metrics.requests.WithLabelValues("accepted").Inc()
+	r.start(ctx, j)
+	return id, false, nil
+}
+
+// fill applies the configured provider and engine to a request that
+// names none.
+func (r *Requests) fill(req *GenerateRequest) error {
+	if req.Provider.Name == "" && len(req.Provider.Params) == 0 && r.deps.Provider.Name != "" {
+		p, err := pluginFromConfig(r.deps.Provider)
+		if err != nil {
+			return err
+		}
+		req.Provider, req.configuredProvider = p, &r.deps.Provider.Params
+	}
+	if req.Engine.Name == "" && len(req.Engine.Params) == 0 && len(r.deps.Engines) > 0 {
+		e, err := pluginFromConfig(r.deps.Engines[0])
+		if err != nil {
+			return err
+		}
+		req.Engine, req.configuredEngine = e, &r.deps.Engines[0].Params
+	}
+	if req.Provider.Name == "" {
+		return badRequest("provider.name", "is required")
+	}
+	if req.Engine.Name == "" {
+		return badRequest("engine.name", "is required")
+	}
+	return nil
+}
+
+// build creates the request's provider and engine through the registry,
+// so that their typed validation applies.
+func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) {
+	j := &job{res: res, nodes: req.DiscoveryRequest(), stdout: &bytes.Buffer{}}
+	pn, err := req.providerParams()
+	if err != nil {
+		return j, &RequestError{Field: "provider.params", Err: err}
+	}
+	if j.prov, err = r.deps.Registry.NewProvider(req.Provider.Name, "provider", pn,
+		providerDeps(r.deps.Logger, r.deps.Now, r.deps.Store, r.deps.Metrics, req.Provider.Name)); err != nil {
+		return j, err
+	}
+	en, err := req.engineParams()
+	if err != nil {
+		return j, &RequestError{Field: "engine.params", Err: err}
+	}
+	if j.eng, err = r.deps.Registry.NewEngine(req.Engine.Name, "engine", en, engines.Deps{
+		Logger: r.deps.Logger.With("engine", req.Engine.Name), Stdout: j.stdout, Now: r.deps.Now,
+	}); err != nil {
+		return j, err
+	}
+	if _, ok := j.eng.(engines.Renderer); !ok && !r.deps.Server.Publish {
+		return j, badRequest("engine.name", "engine %s has no document to render, and server.publish is off", req.Engine.Name)
+	}
+	return j, nil
+}
+
+func (r *Requests) start(ctx context.Context, j *job) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer r.done(j.res.ID)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.deps.Server.RequestTimeout)
+		defer cancel()
+		stop := context.AfterFunc(r.ctx, cancel)
+		defer stop()
+		body, ctype, err := r.run(ctx, j)
+		if err != nil && r.ctx.Err() != nil {
+			// Shutting down: leave it pending so a restart resumes it.
+			r.log.Info("request left pending at shutdown", "request", j.res.ID)
+			return
+		}
+		r.finish(j, body, ctype, err)
+	}()
+}
+
+func (r *Requests) run(ctx context.Context, j *job) ([]byte, string, error) {
+	if err := r.deps.Limiter.Acquire(ctx); err != nil {
+		return nil, "", err
+	}
+	defer r.deps.Limiter.Release()
+	g, err := j.prov.Discover(ctx, j.nodes)
+	if err != nil {
+		return nil, "", fmt.Errorf("discover: %w", err)
+	}
+	rd, canRender := j.eng.(engines.Renderer)
+	if r.deps.Server.Publish {
+		if err := j.eng.Publish(ctx, g); err != nil {
+			return nil, "", fmt.Errorf("publish: %w", err)
+		}
+		if j.stdout.Len() > 0 || !canRender {
+			ctype := "text/plain; charset=utf-8"
+			if canRender {
+				ctype = rd.ContentType()
+			}
+			return j.stdout.Bytes(), ctype, nil
+		}
+	}
+	body, err := rd.Render(ctx, g)
+	if err != nil {
+		return nil, "", fmt.Errorf("render: %w", err)
+	}
+	return body, rd.ContentType(), nil
+}
+
+// finish stores the outcome of j.
+func (r *Requests) finish(j *job, body []byte, ctype string, err error) {
+	res := *j.res
+	res.FinishedAt = r.deps.Now()
+	if err != nil {
+		res.State, res.ErrKind, res.ErrMessage, res.ErrField = store.StateFailed, KindOf(err), err.Error(), FieldOf(err)
+		body = nil
+		r.deps.Metrics.requests.WithLabelValues("failed").Inc()
+		r.log.Info("request failed", "request", res.ID, "kind", res.ErrKind, "err", err)
+	} else {
+		res.State, res.ContentType, res.Size = store.StateDone, ctype, len(body)
+		if body == nil {
+			body = []byte{}
+		}
+		r.deps.Metrics.requests.WithLabelValues("done").Inc()
+	}
+	if perr := r.deps.Store.PutResult(&res, body); perr != nil {
+		r.log.Error("store request result", "request", res.ID, "err", perr)
+	}
+	if _, perr := r.deps.Store.Prune(r.deps.Now(), r.deps.Retention); perr != nil {
+		r.log.Warn("prune store", "err", perr)
+	}
+}
+
+func (r *Requests) done(id string) {
+	r.mu.Lock()
+	delete(r.inflight, id)
+	r.deps.Metrics.queued.Set(float64(len(r.inflight)))
+	r.mu.Unlock()
+}
+
+// Result returns the stored request id and its body.
+func (r *Requests) Result(id string) (*store.Result, []byte, error) {
+	return r.deps.Store.Result(id)
+}
+
+// Resume restarts the requests a previous process left pending. Those
+// that carried credentials cannot be: they fail with ErrInterrupted.
+func (r *Requests) Resume(ctx context.Context) error {
+	pending, err := r.deps.Store.PendingResults()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range pending {
+		res := &pending[i]
+		if res.HadCredentials {
+			r.finish(&job{res: res}, nil, "", fmt.Errorf("credentials are never stored, so submit the request again: %w", ErrInterrupted))
+			continue
+		}
+		req, err := ParseGenerateRequest(res.Request)
+		if err == nil && req.ID() != res.ID {
+			err = fmt.Errorf("stored request %s hashes to %s: %w", res.ID, req.ID(), ErrInternal)
+		}
+		if err != nil {
+			r.finish(&job{res: res}, nil, "", err)
+			errs = append(errs, err)
+			continue
+		}
+		r.mu.Lock()
+		r.inflight[res.ID] = true
+		r.mu.Unlock()
+		j, err := r.build(req, res)
+		if err != nil {
+			r.finish(j, nil, "", err)
+			r.done(res.ID)
+			continue
+		}
+		r.log.Info("resuming request", "request", res.ID)
+		r.start(ctx, j)
+	}
+	return errors.Join(errs...)
+}
+
+// Close cancels the requests in flight (they stay pending in the store)
+// and waits for them.
+func (r *Requests) Close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	r.wg.Wait()
+}

@@ -1,0 +1,157 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/store"
+)
+
+type fixture struct {
+	store   *store.Store
+	limiter *service.Limiter
+	metrics *service.Metrics
+	path    string
+}
+
+func newFixture(t *testing.T, path string) *fixture {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "db")
+	}
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := service.NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{store: st, limiter: service.NewLimiter(1), metrics: m, path: path}
+}
+
+func (f *fixture) requests(maxQueued int) *service.Requests {
+	srv := config.DefaultServer()
+	srv.MaxQueuedRequests = maxQueued
+	return service.NewRequests(service.RequestsDeps{
+		Registry: registry.Default(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
+		Server: srv, Retention: config.DefaultStore().Retention,
+	})
+}
+
+func parse(t *testing.T, body string) *service.GenerateRequest {
+	t.Helper()
+	req, err := service.ParseGenerateRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func waitDone(t *testing.T, r *service.Requests, id string) *store.Result {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, _, err := r.Result(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.State != store.StatePending {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("request %s still pending", id)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+const treeReq = `{"provider":{"name":"sim"},"engine":{"name":"slurm"}}`
+
+func TestRequestsMergeAndBusy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "")
+	defer f.store.Close()
+	r := f.requests(2)
+	defer r.Close()
+	// Hold the only discovery slot so that requests stay in flight.
+	if err := f.limiter.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	id, merged, err := r.Submit(context.Background(), parse(t, treeReq))
+	if err != nil || merged {
+		t.Fatalf("first submit = %s %v %v", id, merged, err)
+	}
+	id2, merged, err := r.Submit(context.Background(), parse(t, treeReq))
+	if err != nil || !merged || id2 != id {
+		t.Fatalf("identical submit = %s %v %v, want merged into %s", id2, merged, err, id)
+	}
+	if _, _, err := r.Submit(context.Background(), parse(t, `{"provider":{"name":"sim","params":{"model":"nvl72"}},"engine":{"name":"slurm"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Submit(context.Background(), parse(t, `{"provider":{"name":"sim","params":{"model":"mixed"}},"engine":{"name":"slurm"}}`)); !errors.Is(err, service.ErrBusy) {
+		t.Fatalf("third distinct request: %v, want ErrBusy", err)
+	}
+	f.limiter.Release()
+	if res := waitDone(t, r, id); res.State != store.StateDone || res.Size == 0 {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestRequestsResumeAfterRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "")
+	r := f.requests(10)
+	if err := f.limiter.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	plain, _, err := r.Submit(context.Background(), parse(t, treeReq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCreds, _, err := r.Submit(context.Background(), parse(t, `{"provider":{"name":"sim","params":{"model":"nvl72"},"creds":{"k":"v"}},"engine":{"name":"slurm"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // shutdown while both wait: they stay pending
+	f.limiter.Release()
+	if err := f.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	f = newFixture(t, f.path)
+	defer f.store.Close()
+	r = f.requests(10)
+	defer r.Close()
+	if err := r.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res := waitDone(t, r, plain); res.State != store.StateDone {
+		t.Errorf("resumed request = %+v", res)
+	}
+	res := waitDone(t, r, withCreds)
+	if res.State != store.StateFailed || !errors.Is(service.ResultError(res), service.ErrInterrupted) {
+		t.Errorf("request with credentials = %+v", res)
+	}
+}
+
+func TestResultErrorKeepsKindAndField(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{service.KindInvalid, service.KindInexpressible, service.KindUnavailable, service.KindTimeout, service.KindInterrupted, service.KindCanceled, service.KindInternal} {
+		err := service.ResultError(&store.Result{ErrKind: kind, ErrMessage: "m", ErrField: "f"})
+		if got := service.KindOf(err); got != kind {
+			t.Errorf("kind %s round-trips to %s", kind, got)
+		}
+		if service.FieldOf(err) != "f" || err.Error() != "m" {
+			t.Errorf("kind %s: field %q message %q", kind, service.FieldOf(err), err)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/plugins"
+	"github.com/toposcope/toposcope/service/store"
+)
+
+// Deps are what New takes from its host besides the configuration.
+type Deps struct {
+	// Registry builds the configured provider, engines and ledger sources
+	// (required).
+	Registry *plugins.Registry
+	// Logger receives the service's logs; discarded if nil.
+	Logger *slog.Logger
+	// Stdout receives what engines print; discarded if nil.
+	Stdout io.Writer
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+	// Metrics is where the service's metrics are registered; nil makes a
+	// registry with the Go runtime and process collectors.
+	Metrics *prometheus.Registry
+}
+
+// Service is `toposcope serve` without its HTTP front: the store, the
+// discovery loop, the asynchronous requests, the placement budgets and
+// ledger with their sources, and, when configured, the Kubernetes node
+// watcher and leader election. The CLI and the tests build it the same
+// way, with New; package server answers HTTP from it.
+type Service struct {
+	// Config is the configuration the service was built from.
+	Config *config.File
+	// Registry is the plugin registry it builds from.
+	Registry *plugins.Registry
+	// Store keeps snapshots, runs, results and agent reports.
+	Store *store.Store
+	// Loop holds the current topology and runs discoveries.
+	Loop *Loop
+	// Requests runs the asynchronous generate requests.
+	Requests *Requests
+	// Placement holds the budgets and the ledger, persisted in Store.
+	Placement *placement.Store
+	// Metrics is the registry of every metric the service exports.
+	Metrics *prometheus.Registry
+
+	log    *slog.Logger
+	syncer *placement.Syncer
+}
+
+// New opens the store, builds every configured plugin and restores the
+// last state; nothing runs until Start. On error everything opened is
+// closed again.
+func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err error) {
+	if deps.Registry == nil {
+		return nil, errors.New("service: a Registry is required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Stdout == nil {
+		deps.Stdout = io.Discard
+	}
+	if deps.Metrics == nil {
+		deps.Metrics = prometheus.NewRegistry()
+		if err := deps.Metrics.Register(collectors.NewGoCollector()); err != nil {
+			return nil, err
+		}
+		if err := deps.Metrics.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(cfg.Store.Path, store.Options{LockTimeout: cfg.Store.LockTimeout})
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{Config: cfg, Registry: deps.Registry, Store: st, Metrics: deps.Metrics, log: deps.Logger}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	metrics, err := NewMetrics(deps.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	limiter := NewLimiter(cfg.Server.MaxConcurrentDiscoveries)
+	s.Loop, err = NewLoop(LoopDeps{
+		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: limiter, Now: deps.Now,
+		Provider: cfg.Provider, Engines: cfg.Engines, Config: cfg.Discovery, Retention: cfg.Store.Retention,
+		Stdout: deps.Stdout, KubeGuard: kube.NewShrinkGuard(cfg.Discovery.ShrinkGuard),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Loop.Load(); err != nil {
+		return nil, err
+	}
+	s.Requests = NewRequests(RequestsDeps{
+		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: limiter, Now: deps.Now,
+		Server: cfg.Server, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
+	})
+	if err := s.Requests.Resume(ctx); err != nil {
+		deps.Logger.Warn("some pending requests could not be resumed", "err", err)
+	}
+	if s.Placement, err = placement.OpenStore(st); err != nil {
+		return nil, err
+	}
+	if s.syncer, err = ledgerSyncer(deps.Registry, cfg.Placement, s.Placement, deps.Logger); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Start runs the service's background work until ctx is done: the
+// discovery loop (as the leader, or following the leader's topology with
+// kubernetes.leaderElection), the node watcher, the ledger sources'
+// sync and the SIGHUP trigger. addr is the address the HTTP front
+// listens on (the identity of this replica in leader election). Errors
+// of the Kubernetes set-up are returned before anything starts; wait
+// blocks until everything started has stopped.
+func (s *Service) Start(ctx context.Context, addr net.Addr) (wait func(), err error) {
+	lead, campaign, err := kubernetesRoles(s.Config, addr, s.Loop, s.log)
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { campaign(ctx, lead) })
+	if s.syncer != nil {
+		wg.Go(func() { s.syncer.Run(ctx) })
+	}
+	if s.Config.Discovery.Triggers.SIGHUP {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		wg.Go(func() {
+			defer signal.Stop(hup)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-hup:
+					s.Loop.Trigger(TriggerSIGHUP)
+				}
+			}
+		})
+	}
+	return wg.Wait, nil
+}
+
+// Close stops the requests and closes the store.
+func (s *Service) Close() error {
+	if s.Requests != nil {
+		s.Requests.Close()
+	}
+	return s.Store.Close()
+}
+
+// ledgerSyncer builds the configured ledger sources through the
+// registry; nil when there are none.
+func ledgerSyncer(reg *plugins.Registry, cfg config.Placement, st *placement.Store, log *slog.Logger) (*placement.Syncer, error) {
+	if len(cfg.Sources) == 0 {
+		return nil, nil
+	}
+	var sources []placement.Source
+	for i, p := range cfg.Sources {
+		src, err := reg.NewLedgerSource(p.Name, fmt.Sprintf("placement.sources[%d]", i), &p.Params,
+			placement.SourceDeps{Logger: log.With("ledgerSource", p.Name)})
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, src)
+	}
+	return placement.NewSyncer(st, sources, cfg.SyncInterval, time.Now, log)
+}
