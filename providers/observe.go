@@ -3,6 +3,9 @@ package providers
 import (
 	"net/http"
 	"time"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/httpretry"
 )
 
 // Observer records what providers do against their sources, for
@@ -77,4 +80,19 @@ func ObservedClient(hc *http.Client, provider string, obs Observer, throttled ..
 	c := *hc
 	c.Transport = ObservedTransport(hc.Transport, provider, obs, throttled...)
 	return &c
+}
+
+// HTTPClient builds the retrying HTTP client of a REST provider from its
+// connection settings: secrets are scrubbed from its errors and logs, and
+// every exchange is recorded with deps.Observer under provider. A client
+// that cannot be built (an unreadable caFile) is a field error on caFile.
+func HTTPClient(provider string, conn httpretry.Connection, deps Deps, secrets []string, opts ...httpretry.Option) (*httpretry.Client, error) {
+	opts = append(opts, httpretry.WithSecrets(secrets...), httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper {
+		return ObservedTransport(rt, provider, deps.Observer)
+	}))
+	c, err := conn.Client(deps.Logger, opts...)
+	if err != nil {
+		return nil, &config.FieldError{Field: "caFile", Err: err}
+	}
+	return c, nil
 }

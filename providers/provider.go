@@ -135,9 +135,10 @@ type Factory struct {
 	Example string
 }
 
-// Decoded is the body of most factories' New: it decodes params over
-// cfg (the plugin's defaults), builds the provider with build, and puts
-// prefix in front of the fields of its errors.
+// Decoded is the body of every factory's New: it decodes params over cfg
+// (the plugin's defaults) strictly, builds the provider with build, and
+// puts the field errors of build where they stand: prefix in front of
+// their fields, and the line of their key (config.Located).
 func Decoded[C any, PC interface {
 	*C
 	config.Validator
@@ -147,10 +148,7 @@ func Decoded[C any, PC interface {
 	}
 	p, err := build(cfg, deps)
 	if err != nil {
-		if prefix != "" {
-			return nil, config.PrefixFields(prefix, err)
-		}
-		return nil, err
+		return nil, config.Located(params, prefix, err)
 	}
 	return p, nil
 }

@@ -83,6 +83,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "invalid_request"
 	case errors.Is(err, config.ErrInvalid), errors.Is(err, service.ErrBadRequest):
 		return http.StatusBadRequest, "invalid_request"
+	case errors.Is(err, providers.ErrNoCredentials):
+		return http.StatusBadRequest, "no_credentials"
+	case errors.Is(err, providers.ErrAuth):
+		return http.StatusForbidden, "provider_auth"
 	case errors.Is(err, providers.ErrUnavailable):
 		return http.StatusBadGateway, "upstream_unavailable"
 	case errors.Is(err, context.DeadlineExceeded):

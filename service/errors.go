@@ -56,6 +56,8 @@ func badRequest(field, format string, args ...any) error {
 // rebuilt (and mapped to the same status) after a restart.
 const (
 	KindInvalid       = "invalid"
+	KindNoCredentials = "no-credentials"
+	KindAuth          = "auth"
 	KindInexpressible = "inexpressible"
 	KindUnavailable   = "unavailable"
 	KindTimeout       = "timeout"
@@ -71,6 +73,10 @@ func KindOf(err error) string {
 		return KindInvalid
 	case errors.Is(err, engines.ErrInexpressible):
 		return KindInexpressible
+	case errors.Is(err, providers.ErrNoCredentials):
+		return KindNoCredentials
+	case errors.Is(err, providers.ErrAuth):
+		return KindAuth
 	case errors.Is(err, providers.ErrUnavailable):
 		return KindUnavailable
 	case errors.Is(err, context.DeadlineExceeded):
@@ -109,6 +115,10 @@ func ResultError(r *store.Result) error {
 		cause = ErrBadRequest
 	case KindInexpressible:
 		cause = engines.ErrInexpressible
+	case KindNoCredentials:
+		cause = providers.ErrNoCredentials
+	case KindAuth:
+		cause = providers.ErrAuth
 	case KindUnavailable:
 		cause = providers.ErrUnavailable
 	case KindTimeout:

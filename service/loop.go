@@ -1,8 +1,10 @@
-// Package discovery runs toposcope's service side: the discovery loop
-// (discover, validate, diff against the last snapshot, guard against
-// shrinking, publish only on change, record the outcome) and the
-// Topograph-compatible asynchronous requests of POST /v1/generate.
-// It knows nothing about HTTP; package server maps its errors to statuses.
+// Package service is toposcope's service without its HTTP front: the
+// discovery loop (discover, validate, diff against the last snapshot,
+// guard against shrinking, publish only on change, record the outcome),
+// the Topograph-compatible asynchronous requests of POST /v1/generate,
+// the Kubernetes node watcher, leader election and follower, and New,
+// which builds all of it from the configuration. It knows nothing about
+// HTTP; package server maps its errors to statuses.
 package service
 
 import (

@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	s := &Service{Config: cfg, Registry: deps.Registry, Store: st, Metrics: deps.Metrics, log: deps.Logger}
 	defer func() {
 		if err != nil {
-			s.Close()
+			err = errors.Join(err, s.Close())
 		}
 	}()
 	metrics, err := NewMetrics(deps.Metrics)

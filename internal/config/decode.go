@@ -243,3 +243,58 @@ func Join(errs ...error) error {
 	}
 	return errors.Join(flat...)
 }
+
+// Located puts the field errors of a plugin's build (its constructor's
+// errors, after Decode succeeded) where they stand in the configuration:
+// each *FieldError joined in err gets prefix in front of its field and,
+// when it has none, the line of its top-level key in params. Other errors
+// are kept as they are.
+func Located(params *yaml.Node, prefix string, err error) error {
+	if err == nil {
+		return nil
+	}
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	out := make([]error, 0, len(list))
+	for _, e := range list {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			out = append(out, e)
+			continue
+		}
+		c := *fe
+		if c.Line == 0 {
+			c.Line = KeyLine(params, topKey(c.Field))
+		}
+		c.Field = join(prefix, c.Field)
+		out = append(out, &c)
+	}
+	return errors.Join(out...)
+}
+
+// KeyLine returns the line of key in the mapping params, or 0.
+func KeyLine(params *yaml.Node, key string) int {
+	if params != nil && params.Kind == yaml.DocumentNode && len(params.Content) == 1 {
+		params = params.Content[0]
+	}
+	if params == nil || params.Kind != yaml.MappingNode {
+		return 0
+	}
+	for i := 0; i+1 < len(params.Content); i += 2 {
+		if params.Content[i].Value == key {
+			return params.Content[i].Line
+		}
+	}
+	return 0
+}
+
+// topKey is the first key of a dotted field path: "sources" of
+// "sources[0].name".
+func topKey(field string) string {
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		return field[:i]
+	}
+	return field
+}

@@ -1,8 +1,7 @@
-// Package kube holds what toposcope's Kubernetes engines share: building a
-// client from typed configuration, matching Kubernetes Nodes to the nodes
-// of a topology graph (instance mapping), label keys and label-value
-// sanitizing, the minimal-write node synchronizer, and the result of a
-// publish (what changed, what was left alone and why).
+// Package kubeclient builds Kubernetes clients from typed configuration
+// and reads what a Node says about the machine behind it (instance ID,
+// region, zone). It is a low-level library: it knows no plugin contract
+// and no topology.
 package kubeclient
 
 import (

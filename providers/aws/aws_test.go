@@ -209,7 +209,7 @@ func TestCredentials(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, aws.ErrNoCredentials) || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), testKeyID) {
+			if !errors.Is(err, providers.ErrNoCredentials) || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), testKeyID) {
 				t.Fatalf("err = %v, want ErrNoCredentials naming %s", err, tt.wantErr)
 			}
 		})

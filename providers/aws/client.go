@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"errors"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
@@ -111,31 +109,8 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "EC2 DescribeInstanceTopology: network nodes as tiers, capacity blocks as NVLink domains",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := New(cfg, deps)
-			if err != nil {
-				var fe *config.FieldError
-				if errors.As(err, &fe) {
-					c := *fe
-					c.Field = prefix + "." + c.Field
-					return nil, &c
-				}
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
 		Example: exampleParams,
 	}
 }
-
-// exampleParams is a saved answer of two p5 instances under one
-// three-tier path, which needs no AWS account.
-const exampleParams = `region: us-west-2
-snapshot:
-  - {instanceId: i-0example000001, instanceType: p5.48xlarge, availabilityZone: us-west-2a, networkNodes: [nn-core1, nn-spine1, nn-leaf1]}
-  - {instanceId: i-0example000002, instanceType: p5.48xlarge, availabilityZone: us-west-2a, networkNodes: [nn-core1, nn-spine1, nn-leaf2]}
-  - {instanceId: i-0example000003, instanceType: p6e-gb200.36xlarge, availabilityZone: us-west-2a, networkNodes: [nn-core1, nn-spine2, nn-leaf3], capacityBlockId: cr-0example1}
-`

@@ -3,7 +3,6 @@ package aws
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,10 +11,6 @@ import (
 
 	"github.com/toposcope/toposcope/providers"
 )
-
-// ErrNoCredentials means no source gave usable credentials. Its message
-// names what is missing, never a value.
-var ErrNoCredentials = errors.New("no AWS credentials")
 
 // Request credential keys.
 const (
@@ -33,7 +28,7 @@ func (p *Provider) resolveCredentials(rc providers.Credentials) (awssdk.Credenti
 		tok, _ := rc.Get(CredSessionToken)
 		if !okID || !okSecret {
 			return awssdk.Credentials{}, fmt.Errorf("%w: request credentials need %s and %s (got keys %v)",
-				ErrNoCredentials, CredAccessKeyID, CredSecretAccessKey, rc.Keys())
+				providers.ErrNoCredentials, CredAccessKeyID, CredSecretAccessKey, rc.Keys())
 		}
 		return awssdk.Credentials{AccessKeyID: id, SecretAccessKey: secret, SessionToken: tok, Source: "request"}, nil
 	}
@@ -46,14 +41,14 @@ func (p *Provider) resolveCredentials(rc providers.Credentials) (awssdk.Credenti
 			SessionToken: p.getenv("AWS_SESSION_TOKEN"), Source: "environment"}, nil
 	}
 	return awssdk.Credentials{}, fmt.Errorf("%w: give request creds %s and %s, params.credentialsFile, "+
-		"or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", ErrNoCredentials, CredAccessKeyID, CredSecretAccessKey)
+		"or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", providers.ErrNoCredentials, CredAccessKeyID, CredSecretAccessKey)
 }
 
 // readCredentialsFile reads one profile of a shared-credentials file.
 func readCredentialsFile(path, profile string) (*awssdk.Credentials, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: credentials file: %w", ErrNoCredentials, err)
+		return nil, fmt.Errorf("%w: credentials file: %w", providers.ErrNoCredentials, err)
 	}
 	vals := map[string]string{}
 	in, found := false, false
@@ -72,7 +67,7 @@ func readCredentialsFile(path, profile string) (*awssdk.Credentials, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: credentials file %s has no profile [%s]", ErrNoCredentials, path, profile)
+		return nil, fmt.Errorf("%w: credentials file %s has no profile [%s]", providers.ErrNoCredentials, path, profile)
 	}
 	var missing []string
 	for _, k := range []string{"aws_access_key_id", "aws_secret_access_key"} {
@@ -81,7 +76,7 @@ func readCredentialsFile(path, profile string) (*awssdk.Credentials, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: credentials file %s, profile [%s], lacks %s", ErrNoCredentials, path, profile, strings.Join(missing, " and "))
+		return nil, fmt.Errorf("%w: credentials file %s, profile [%s], lacks %s", providers.ErrNoCredentials, path, profile, strings.Join(missing, " and "))
 	}
 	return &awssdk.Credentials{AccessKeyID: vals["aws_access_key_id"], SecretAccessKey: vals["aws_secret_access_key"],
 		SessionToken: vals["aws_session_token"], Source: "file"}, nil

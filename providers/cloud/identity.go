@@ -1,7 +1,9 @@
-// Package metadata reads an instance's identity from its cloud's metadata
-// service (AWS IMDSv2, GCP metadata server, OCI IMDS v2), with a
-// configurable endpoint so the same code runs against an emulator, and
-// maps cloud instances to the nodes of a discovery request (Mapping).
+// Package cloud is the kit of toposcope's cloud providers: reading an
+// instance's identity from its cloud's metadata service (AWS IMDSv2, GCP
+// metadata server, OCI IMDS v2; the endpoint is configurable so that the
+// same code runs against an emulator), mapping cloud instances to the
+// nodes of a discovery request and assembling their graph (Mapping), and
+// the discover skeleton of bearer-token REST APIs (TokenAPI).
 package cloud
 
 import (

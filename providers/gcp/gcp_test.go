@@ -176,7 +176,7 @@ func TestRequestCredentialsNamed(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t, "http://127.0.0.1:1", nil, nil)
 	_, err := p.Discover(context.Background(), providers.Request{Credentials: providers.NewCredentials(map[string]string{"password": testToken})})
-	if !errors.Is(err, gcp.ErrNoCredentials) || !strings.Contains(err.Error(), gcp.CredAccessToken) || strings.Contains(err.Error(), testToken) {
+	if !errors.Is(err, providers.ErrNoCredentials) || !strings.Contains(err.Error(), gcp.CredAccessToken) || strings.Contains(err.Error(), testToken) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -24,7 +24,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -188,11 +187,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "InfiniBand switch tree from ibnetdiscover (a command, e.g. over ssh, or its saved output)",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			return newProvider(cfg, deps, nil)
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil) })
 		},
 		Example: exampleParams(),
 	}

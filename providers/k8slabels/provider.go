@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers"
@@ -216,19 +215,17 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE and EKS topology labels, custom keys)",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			var core kubernetes.Interface
-			if len(cfg.Nodes) == 0 {
-				clients, err := cfg.Clients()
-				if err != nil {
-					return nil, fmt.Errorf("k8s-labels: %w", err)
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
+				var core kubernetes.Interface
+				if len(c.Nodes) == 0 {
+					clients, err := c.Clients()
+					if err != nil {
+						return nil, fmt.Errorf("k8s-labels: %w", err)
+					}
+					core = clients.Core
 				}
-				core = clients.Core
-			}
-			return New(cfg, core, deps)
+				return New(c, core, d)
+			})
 		},
 		Example: exampleParams,
 	}

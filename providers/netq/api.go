@@ -176,16 +176,8 @@ func (p *Provider) fetchPremises(ctx context.Context, loginToken string, pr Prem
 
 func bearer(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }
 
-// classify wraps an HTTP error with the provider's sentinels.
+// classify names the call and wraps its error with the shared sentinels
+// (providers.ClassifyHTTP).
 func classify(what string, err error) error {
-	var se *httpretry.StatusError
-	switch {
-	case errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
-		return fmt.Errorf("%s: %w: %w", what, ErrAuth, err)
-	case errors.As(err, &se) && !se.Retryable():
-		return fmt.Errorf("%s: %w", what, err)
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return fmt.Errorf("%s: %w: %w", what, providers.ErrUnavailable, err)
+	return fmt.Errorf("%s: %w", what, providers.ClassifyHTTP(err))
 }

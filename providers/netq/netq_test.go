@@ -177,7 +177,7 @@ func TestErrors(t *testing.T) {
 		sleeps int
 	}{
 		{"wrong password", func(e *emulator, c *Config) { e.echo = true; c.Password = "x" + testPass },
-			ErrAuth, "login: NetQ refused the credentials: POST https://127.0.0.1", 0},
+			providers.ErrAuth, "login: the source refused the credentials: POST https://127.0.0.1", 0},
 		{"NetQ down", func(e *emulator, c *Config) {
 			e.failures = []failure{{status: 502}, {status: 503}, {status: 504}}
 			c.Retry.MaxAttempts = 3
@@ -234,7 +234,7 @@ func TestTokensNeverLeak(t *testing.T) {
 	cfg := baseConfig(url, ca)
 	cfg.Premises = []string{"site-a"}
 	_, err := discover(t, cfg, providers.Request{}, nil, nil)
-	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), `"received":"Bearer [REDACTED]"`) {
+	if !errors.Is(err, providers.ErrAuth) || !strings.Contains(err.Error(), `"received":"Bearer [REDACTED]"`) {
 		t.Fatalf("Discover() = %v", err)
 	}
 	if strings.Contains(err.Error(), loginToken) || strings.Contains(err.Error(), premisesToken(30000)) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/providers/cloud"
 )
 
 // Defaults of Config.
@@ -89,3 +90,12 @@ func (c Config) Validate() error {
 }
 
 func (c Config) token() httpretry.Secret { return httpretry.Secret{Value: c.Token, File: c.TokenFile} }
+
+// snapshot returns the saved answer as instances.
+func (c Config) snapshot() []cloud.Instance {
+	out := make([]cloud.Instance, 0, len(c.Snapshot))
+	for _, s := range c.Snapshot {
+		out = append(out, toInstance(result(s), ""))
+	}
+	return out
+}

@@ -78,7 +78,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 		{name: "slow page", model: "small-tree", faults: cloudsim.Faults{SlowPage: 2, SlowDelay: 20 * time.Millisecond}},
 		{name: "server error fails", model: "small-tree", faults: cloudsim.Faults{ServerErrorPage: 2}, wantErr: providers.ErrUnavailable},
 		{name: "repeated token", model: "small-tree", faults: cloudsim.Faults{RepeatToken: true}, wantErr: nscale.ErrRepeatedPage},
-		{name: "no credentials", model: "small-tree", noCreds: true, wantErr: nscale.ErrNoCredentials},
+		{name: "no credentials", model: "small-tree", noCreds: true, wantErr: providers.ErrNoCredentials},
 		{name: "missing topology and omitted", model: "small-tree", byID: true,
 			faults: cloudsim.Faults{NoTopology: []string{"i-0sim003"}, Omit: []string{"i-0sim010"}}, unplaced: []string{"gpu003", "gpu010"}},
 	}

@@ -25,7 +25,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
@@ -274,11 +273,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "NVLink domains (GB200 NVL72 cliques) from nvidia-smi, per node, or nvidia.com/gpu.clique values",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			return newProvider(cfg, deps, nil), nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil), nil })
 		},
 		Example: exampleParams,
 	}

@@ -116,7 +116,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 		{name: "server error fails", model: "nvl72", faults: cloudsim.Faults{ServerErrorPage: 2}, wantErr: providers.ErrUnavailable},
 		{name: "throttled too long", model: "nvl72", faults: cloudsim.Faults{Throttle: 50}, wantErr: providers.ErrUnavailable},
 		{name: "repeated token", model: "nvl72", faults: cloudsim.Faults{RepeatToken: true}, wantErr: oci.ErrRepeatedToken},
-		{name: "wrong tenancy", model: "nvl72", cfg: func(c *oci.Config) { c.Tenancy = "ocid1.tenancy.oc1..other" }, wantErr: oci.ErrAuth},
+		{name: "wrong tenancy", model: "nvl72", cfg: func(c *oci.Config) { c.Tenancy = "ocid1.tenancy.oc1..other" }, wantErr: providers.ErrAuth},
 		{name: "two tiers are not enough", model: "small-tree", unplaced: []string{"gpu[001-016]"}},
 		{name: "missing topology and omitted", model: "nvl72",
 			faults: cloudsim.Faults{NoTopology: []string{"gb003"}, Omit: []string{"gb010"}}, unplaced: []string{"gb003", "gb010"}},
@@ -216,7 +216,7 @@ func TestConfigFile(t *testing.T) {
 		t.Fatalf("%d nodes; gb001 path %s", len(g.Nodes()), ids(g.Path("gb001")))
 	}
 	p = newProvider(t, srv.URL, slog.New(slog.DiscardHandler), func(c *oci.Config) { c.ConfigFile = conf })
-	if _, err := p.Discover(context.Background(), providers.Request{}); !errors.Is(err, oci.ErrAuth) {
+	if _, err := p.Discover(context.Background(), providers.Request{}); !errors.Is(err, providers.ErrAuth) {
 		t.Fatalf("DEFAULT profile (another tenancy): err = %v, want ErrAuth", err)
 	}
 }
@@ -267,7 +267,7 @@ func TestRequestCredentialsNamed(t *testing.T) {
 	const secret = "not-a-real-key-SECRET-5f1c"
 	p := newProvider(t, "http://127.0.0.1:1", nil, nil)
 	_, err := p.Discover(context.Background(), providers.Request{Credentials: providers.NewCredentials(map[string]string{oci.CredPrivateKey: secret})})
-	if !errors.Is(err, oci.ErrNoCredentials) || !strings.Contains(err.Error(), oci.CredFingerprint) || strings.Contains(err.Error(), secret) {
+	if !errors.Is(err, providers.ErrNoCredentials) || !strings.Contains(err.Error(), oci.CredFingerprint) || strings.Contains(err.Error(), secret) {
 		t.Fatalf("err = %v", err)
 	}
 	p = newProvider(t, "http://127.0.0.1:1", nil, func(c *oci.Config) { c.Region = "" })

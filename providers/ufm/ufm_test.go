@@ -170,9 +170,9 @@ func TestErrors(t *testing.T) {
 		sleeps int
 	}{
 		{"wrong password", func(e *emulator, c *Config) { e.echoAuth = true; c.Password = "wrong-" + testPass },
-			ErrAuth, "401 Unauthorized", 0},
+			providers.ErrAuth, "401 Unauthorized", 0},
 		{"wrong token", func(e *emulator, c *Config) { e.echoAuth = true; c.Auth, c.Token = AuthToken, "bad-"+testToken },
-			ErrAuth, "/ufmRestV3/resources/systems", 0},
+			providers.ErrAuth, "/ufmRestV3/resources/systems", 0},
 		{"server keeps failing", func(e *emulator, c *Config) {
 			e.failures = []failure{{status: 503}, {status: 503}, {status: 503}}
 			c.Retry.MaxAttempts = 3

@@ -128,11 +128,9 @@ func NewFactory(lookup Lookup) providers.Factory {
 		Name:    Name,
 		Summary: "combines several providers (e.g. the switch tree from infiniband and NVLink domains from nvlink or k8s-labels) into one graph",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			return New(cfg, lookup, prefix, deps)
+			// Sources are built with field names relative to this
+			// provider's params; Decoded puts them under prefix.
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, lookup, "", d) })
 		},
 		Example: exampleParams,
 	}

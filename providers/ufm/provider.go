@@ -39,9 +39,6 @@ const Name = "ufm"
 // GUID that is no system).
 var ErrInconsistent = errors.New("inconsistent UFM data")
 
-// ErrAuth means UFM refused the credentials.
-var ErrAuth = errors.New("UFM refused the credentials")
-
 // System is an element of GET /ufmRest/resources/systems (the fields
 // toposcope reads; the full schema is larger).
 type System struct {
@@ -94,6 +91,7 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 	if cfg.Snapshot != nil {
 		return p, nil
 	}
+	var secrets []string
 	switch cfg.Auth {
 	case AuthToken:
 		tok, err := cfg.token().Resolve()
@@ -101,7 +99,7 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 			return nil, &config.FieldError{Field: "tokenFile", Err: err}
 		}
 		p.auth = "Basic " + tok
-		opts = append(opts, httpretry.WithSecrets(tok))
+		secrets = []string{tok}
 	default:
 		pw, err := cfg.password().Resolve()
 		if err != nil {
@@ -109,15 +107,12 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 		}
 		cred := base64.StdEncoding.EncodeToString([]byte(cfg.Username + ":" + pw))
 		p.auth = "Basic " + cred
-		opts = append(opts, httpretry.WithSecrets(pw, cred))
+		secrets = []string{pw, cred}
 	}
-	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper {
-		return providers.ObservedTransport(rt, Name, deps.Observer)
-	}))...)
-	if err != nil {
-		return nil, &config.FieldError{Field: "caFile", Err: err}
+	var err error
+	if p.client, err = providers.HTTPClient(Name, cfg.Connection, deps, secrets, opts...); err != nil {
+		return nil, err
 	}
-	p.client = c
 	return p, nil
 }
 
@@ -140,18 +135,10 @@ func (p *Provider) fetch(ctx context.Context) (*Snapshot, error) {
 	return &s, nil
 }
 
-// classify wraps an HTTP error with the provider's sentinels.
+// classify names the call and wraps its error with the shared sentinels
+// (providers.ClassifyHTTP).
 func classify(what string, err error) error {
-	var se *httpretry.StatusError
-	switch {
-	case errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
-		return fmt.Errorf("UFM %s: %w: %w", what, ErrAuth, err)
-	case errors.As(err, &se) && !se.Retryable():
-		return fmt.Errorf("UFM %s: %w", what, err)
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("UFM %s: %w", what, err)
-	}
-	return fmt.Errorf("UFM %s: %w: %w", what, providers.ErrUnavailable, err)
+	return fmt.Errorf("UFM %s: %w", what, providers.ClassifyHTTP(err))
 }
 
 // Discover asks UFM for the fabric and returns the tree above the
@@ -227,21 +214,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "InfiniBand switch tree from NVIDIA UFM's REST API (systems and links)",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := newProvider(cfg, deps)
-			if err != nil {
-				var fe *config.FieldError
-				if errors.As(err, &fe) {
-					c := *fe
-					c.Field = prefix + "." + c.Field
-					return nil, &c
-				}
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d) })
 		},
 		Example: exampleParams,
 	}

@@ -40,14 +40,8 @@ const (
 
 // Sentinel errors.
 var (
-	// ErrNoCredentials means no credentials source worked; the message
-	// names the sources, never a value.
-	ErrNoCredentials = errors.New("no OCI credentials")
 	// ErrRepeatedToken means the API handed out a page token already used.
 	ErrRepeatedToken = errors.New("repeated page token")
-	// ErrAuth means the API refused the credentials or the permission
-	// (401, or 404 NotAuthorizedOrNotFound).
-	ErrAuth = errors.New("OCI refused the credentials or the permission")
 )
 
 // Provider discovers topology from OCI compute hosts.
@@ -74,7 +68,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 	}
 	if cfg.Snapshot == nil && cfg.ConfigFile != "" {
 		if _, err := os.Stat(cfg.ConfigFile); err != nil {
-			return nil, &config.FieldError{Field: "configFile", Err: fmt.Errorf("%w: %w", ErrNoCredentials, err)}
+			return nil, &config.FieldError{Field: "configFile", Err: fmt.Errorf("%w: %w", providers.ErrNoCredentials, err)}
 		}
 	}
 	deps = deps.WithDefaults()
@@ -96,7 +90,7 @@ func (p *Provider) requestCreds(req providers.Request) (*Credentials, []string, 
 		PrivateKey: get(CredPrivateKey), Passphrase: get(CredPassphrase)}
 	secrets := []string{c.PrivateKey, c.Passphrase}
 	if c.Tenancy == "" || c.User == "" || c.Fingerprint == "" || c.PrivateKey == "" {
-		return nil, secrets, fmt.Errorf("%w: request credentials need %q, %q, %q and %q (got keys %v)", ErrNoCredentials,
+		return nil, secrets, fmt.Errorf("%w: request credentials need %q, %q, %q and %q (got keys %v)", providers.ErrNoCredentials,
 			CredTenancy, CredUser, CredFingerprint, CredPrivateKey, req.Credentials.Keys())
 	}
 	if p.cfg.Region == "" {
@@ -132,7 +126,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		api, err := p.newAPI(creds)
 		if err != nil {
 			return nil, httpretry.ScrubError(fmt.Errorf("oci: %w: give request creds, params.configFile, params.instancePrincipal, "+
-				"or the SDK's default configuration (~/.oci/config, OCI_* environment): %w", ErrNoCredentials, err), secrets...)
+				"or the SDK's default configuration (~/.oci/config, OCI_* environment): %w", providers.ErrNoCredentials, err), secrets...)
 		}
 		found, calls, err = p.fetch(ctx, api, wanted)
 		if err != nil {
@@ -173,10 +167,10 @@ func (p *Provider) fetch(ctx context.Context, api API, wanted []cloud.Wanted) ([
 	if tenancy == "" {
 		t, err := api.Tenancy()
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: no tenancy: set params.tenancy: %w", ErrNoCredentials, err)
+			return nil, 0, fmt.Errorf("%w: no tenancy: set params.tenancy: %w", providers.ErrNoCredentials, err)
 		}
 		if t == "" {
-			return nil, 0, fmt.Errorf("%w: no tenancy: set params.tenancy", ErrNoCredentials)
+			return nil, 0, fmt.Errorf("%w: no tenancy: set params.tenancy", providers.ErrNoCredentials)
 		}
 		tenancy = t
 	}
@@ -281,17 +275,18 @@ feed:
 	}
 }
 
-// classify wraps an API error with the provider's sentinels.
+// classify reads the SDK error and wraps it with the shared sentinels
+// (providers.Classify).
 func classify(err error) error {
 	switch s := statusOf(err); {
 	case s == 401 || s == 404:
-		return fmt.Errorf("%w: %w", ErrAuth, err)
+		return fmt.Errorf("OCI: %w", providers.Classify(err, providers.AuthRefused))
 	case throttled(s):
-		return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
-	case s != 0, errors.Is(err, context.Canceled):
-		return err
+		return providers.Classify(err, providers.Retryable)
+	case s != 0:
+		return providers.Classify(err, providers.Definite)
 	}
-	return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+	return providers.Classify(err, providers.NoAnswer)
 }
 
 // NewFactory describes the oci provider to the registry.
@@ -302,10 +297,6 @@ func NewFactory() providers.Factory {
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
-		Example: `snapshot:
-  - {instanceId: ocid1.instance.oc1.iad.gb01, name: gb01, availabilityDomain: "Uocm:US-ASHBURN-AD-1", hpcIsland: island-1, networkBlock: nb-1, localBlock: lb-1, gpuMemoryFabric: fabric-1, rack: R12}
-  - {instanceId: ocid1.instance.oc1.iad.gb02, name: gb02, availabilityDomain: "Uocm:US-ASHBURN-AD-1", hpcIsland: island-1, networkBlock: nb-1, localBlock: lb-1, gpuMemoryFabric: fabric-1, rack: R12}
-  - {instanceId: ocid1.instance.oc1.iad.gb03, name: gb03, availabilityDomain: "Uocm:US-ASHBURN-AD-1", hpcIsland: island-1, networkBlock: nb-1, localBlock: lb-2, gpuMemoryFabric: fabric-2, rack: R13}
-`,
+		Example: exampleParams,
 	}
 }

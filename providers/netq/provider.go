@@ -19,8 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -37,59 +35,10 @@ const Name = "netq"
 
 // Sentinel errors.
 var (
-	// ErrAuth means NetQ refused the credentials or a token.
-	ErrAuth = errors.New("NetQ refused the credentials")
 	// ErrInconsistent means NetQ's graph contradicts itself (a link to
 	// an unknown node, a switch name used twice).
 	ErrInconsistent = errors.New("inconsistent NetQ topology graph")
 )
-
-// Config is the netq provider's configuration.
-type Config struct {
-	// Connection holds url (e.g. https://netq.example or the on-prem
-	// https://netq:32708), caFile, insecureSkipVerify, allowHTTP, timeout
-	// and retry.
-	httpretry.Connection `yaml:",inline"`
-	// Username and Password (or PasswordFile) log in.
-	Username     string `yaml:"username,omitempty"`
-	Password     string `yaml:"password,omitempty"`
-	PasswordFile string `yaml:"passwordFile,omitempty"`
-	// Premises lists the premises to use, by name or opid; empty means
-	// every premises whose configuration key was viewed.
-	Premises []string `yaml:"premises,omitempty"`
-	// Nodes is a hostlist of the cluster's hosts; empty means every host
-	// (tier -1 device) of the graph.
-	Nodes string `yaml:"nodes,omitempty"`
-	// Snapshot, when set, is used instead of asking NetQ: one topology
-	// graph, inline (examples, tests, a saved capture).
-	Snapshot *Graph `yaml:"snapshot,omitempty"`
-}
-
-// DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{} }
-
-// Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
-	var errs []error
-	if c.Snapshot == nil {
-		errs = append(errs, c.Connection.Validate())
-		if c.Username == "" {
-			errs = append(errs, config.Errorf("username", "is required"))
-		}
-		errs = append(errs, httpretry.Secret{Value: c.Password, File: c.PasswordFile}.Check("password", "passwordFile", true))
-	}
-	for i, p := range c.Premises {
-		if strings.TrimSpace(p) == "" {
-			errs = append(errs, config.Errorf(fmt.Sprintf("premises[%d]", i), "is empty"))
-		}
-	}
-	if c.Nodes != "" {
-		if _, err := hostlist.Expand(c.Nodes); err != nil {
-			errs = append(errs, config.Errorf("nodes", "%v", err))
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // Provider discovers the switch tree from NetQ.
 type Provider struct {
@@ -125,13 +74,9 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 		return nil, &config.FieldError{Field: "passwordFile", Err: err}
 	}
 	p.password = pw
-	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithSecrets(pw), httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper {
-		return providers.ObservedTransport(rt, Name, deps.Observer)
-	}))...)
-	if err != nil {
-		return nil, &config.FieldError{Field: "caFile", Err: err}
+	if p.client, err = providers.HTTPClient(Name, cfg.Connection, deps, []string{pw}, opts...); err != nil {
+		return nil, err
 	}
-	p.client = c
 	return p, nil
 }
 
@@ -214,21 +159,7 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "Ethernet / Spectrum-X switch tree from NVIDIA NetQ's topology graph (REST)",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			p, err := newProvider(cfg, deps)
-			if err != nil {
-				var fe *config.FieldError
-				if errors.As(err, &fe) {
-					c := *fe
-					c.Field = prefix + "." + c.Field
-					return nil, &c
-				}
-				return nil, err
-			}
-			return p, nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d) })
 		},
 		Example: exampleParams,
 	}

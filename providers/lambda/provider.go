@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,11 +19,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
-	"github.com/toposcope/toposcope/topology"
 )
 
 // Name is the provider's registered name.
@@ -35,20 +32,15 @@ const CredToken = "token"
 
 // Sentinel errors.
 var (
-	// ErrNoCredentials means no API token was given.
-	ErrNoCredentials = errors.New("no Lambda API token")
 	// ErrRepeatedToken means the API handed out a page token already used.
 	ErrRepeatedToken = errors.New("repeated page token")
 )
 
 // Provider discovers topology from Lambda's API.
 type Provider struct {
-	cfg     Config
-	client  *httpretry.Client
-	token   string
-	log     *slog.Logger
-	mapping cloud.Mapping
-	obs     providers.Observer
+	cloud.TokenAPI
+	cfg    Config
+	client *httpretry.Client
 }
 
 // New validates cfg and returns the provider; opts configure its HTTP
@@ -58,22 +50,19 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, mapping: cloud.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+	p := &Provider{cfg: cfg, TokenAPI: cloud.TokenAPI{
+		Name: Name, CredKey: CredToken, Deadline: cfg.Deadline, Mapping: cloud.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID},
+		Log: deps.Logger, Observer: deps.Observer,
+	}}
+	p.Fetch = p.fetch
 	if cfg.Snapshot != nil {
+		p.Snapshot = cfg.snapshot()
 		return p, nil
 	}
-	tok, err := cfg.token().Resolve()
-	if err != nil {
-		return nil, &config.FieldError{Field: "tokenFile", Err: err}
+	var err error
+	if p.client, p.Token, err = cloud.TokenClient(Name, cfg.Connection, cfg.token(), deps, opts...); err != nil {
+		return nil, err
 	}
-	p.token = tok
-	c, err := cfg.Client(deps.Logger, append(opts, httpretry.WithSecrets(tok), httpretry.WithTransport(func(rt http.RoundTripper) http.RoundTripper {
-		return providers.ObservedTransport(rt, Name, deps.Observer)
-	}))...)
-	if err != nil {
-		return nil, &config.FieldError{Field: "caFile", Err: err}
-	}
-	p.client = c
 	return p, nil
 }
 
@@ -99,45 +88,6 @@ type page struct {
 	PageToken *string `json:"page_token"`
 }
 
-// Discover returns the graph of the requested instances (every instance
-// of the workspace with no request).
-func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("lambda: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.Deadline)
-	defer cancel()
-	wanted, _ := p.mapping.Want(req)
-	var found []cloud.Instance
-	calls := 0
-	if p.cfg.Snapshot != nil {
-		for _, s := range p.cfg.Snapshot {
-			found = append(found, cloud.Instance{ID: s.ID, Path: s.NetworkPath, Domain: s.DomainID, SubDomain: s.CliqueID})
-		}
-	} else {
-		tok := p.token
-		if t, ok := req.Credentials.Get(CredToken); ok {
-			tok = t
-		}
-		if tok == "" {
-			return nil, fmt.Errorf("lambda: %w: give request creds %q, params.token or params.tokenFile", ErrNoCredentials, CredToken)
-		}
-		var err error
-		found, calls, err = p.fetch(ctx, tok)
-		if err != nil {
-			return nil, httpretry.ScrubError(fmt.Errorf("lambda: %w", err), tok)
-		}
-	}
-	g, rep, err := p.mapping.Assemble(ctx, wanted, found)
-	if err != nil {
-		return nil, fmt.Errorf("lambda: %w", err)
-	}
-	rep.Log(p.log, Name)
-	rep.Record(p.obs, Name)
-	p.log.Debug("lambda discovery", "calls", calls, "instances", len(found), "nodes", len(g.Nodes()), "unplaced", rep.Count())
-	return g, nil
-}
-
 func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int, error) {
 	h := http.Header{"Authorization": {"Bearer " + tok}}
 	var out []cloud.Instance
@@ -153,7 +103,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 		}
 		var pg page
 		if err := p.client.JSON(ctx, http.MethodGet, p.cfg.Endpoint("api/v1/topology/instance")+"?"+q.Encode(), h, nil, &pg); err != nil {
-			return nil, n, fmt.Errorf("page %d: %w", n, classify(err))
+			return nil, n, fmt.Errorf("page %d: %w", n, providers.ClassifyHTTP(err))
 		}
 		for _, it := range pg.Data {
 			in := cloud.Instance{ID: it.ID, Region: p.cfg.Region}
@@ -179,15 +129,6 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 	return nil, maxPagesPerQuery, fmt.Errorf("more than %d pages", maxPagesPerQuery)
 }
 
-// classify marks retryable failures as providers.ErrUnavailable.
-func classify(err error) error {
-	var se *httpretry.StatusError
-	if (errors.As(err, &se) && !se.Retryable()) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
-}
-
 // NewFactory describes the lambda provider to the registry.
 func NewFactory() providers.Factory {
 	return providers.Factory{
@@ -196,10 +137,6 @@ func NewFactory() providers.Factory {
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
-		Example: `snapshot:
-  - {id: inst-01, networkPath: [leaf1, spine1, core1]}
-  - {id: inst-02, networkPath: [leaf1, spine1, core1]}
-  - {id: inst-03, networkPath: [leaf2, spine1, core1], domainId: nvl-1, cliqueId: "7"}
-`,
+		Example: exampleParams,
 	}
 }

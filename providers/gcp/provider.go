@@ -36,13 +36,8 @@ const CredAccessToken = "accessToken"
 
 // Sentinel errors.
 var (
-	// ErrNoCredentials means no credentials source worked; the message
-	// names the sources, never a value.
-	ErrNoCredentials = errors.New("no GCP credentials")
 	// ErrRepeatedToken means the API handed out a page token already used.
 	ErrRepeatedToken = errors.New("repeated page token")
-	// ErrAuth means the API refused the credentials or the permission.
-	ErrAuth = errors.New("compute engine refused the credentials")
 )
 
 // Provider discovers topology from Compute Engine.
@@ -69,7 +64,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 	}
 	if cfg.Snapshot == nil && cfg.CredentialsFile != "" {
 		if _, err := os.Stat(cfg.CredentialsFile); err != nil {
-			return nil, &config.FieldError{Field: "credentialsFile", Err: fmt.Errorf("%w: %w", ErrNoCredentials, err)}
+			return nil, &config.FieldError{Field: "credentialsFile", Err: fmt.Errorf("%w: %w", providers.ErrNoCredentials, err)}
 		}
 	}
 	deps = deps.WithDefaults()
@@ -108,12 +103,12 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	} else {
 		tok, _ := req.Credentials.Get(CredAccessToken)
 		if req.Credentials.Len() > 0 && tok == "" {
-			return nil, fmt.Errorf("gcp: %w: request credentials need %q (got keys %v)", ErrNoCredentials, CredAccessToken, req.Credentials.Keys())
+			return nil, fmt.Errorf("gcp: %w: request credentials need %q (got keys %v)", providers.ErrNoCredentials, CredAccessToken, req.Credentials.Keys())
 		}
 		api, err := p.newAPI(ctx, tok)
 		if err != nil {
 			return nil, httpretry.ScrubError(fmt.Errorf("gcp: %w: give request creds %q, params.credentialsFile, "+
-				"or Application Default Credentials: %w", ErrNoCredentials, CredAccessToken, err), tok)
+				"or Application Default Credentials: %w", providers.ErrNoCredentials, CredAccessToken, err), tok)
 		}
 		defer func() { _ = api.Close() }()
 		found, calls, err = p.fetch(ctx, api)
@@ -210,18 +205,19 @@ func scopeName(zone string) string {
 	return "zone " + zone
 }
 
-// classify wraps an API error with the provider's sentinels.
+// classify reads the SDK error and wraps it with the shared sentinels
+// (providers.Classify).
 func classify(err error) error {
 	var ge *googleapi.Error
 	switch {
 	case errors.As(err, &ge) && (isThrottle(ge) || ge.Code >= 500):
-		return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+		return providers.Classify(err, providers.Retryable)
 	case errors.As(err, &ge) && (ge.Code == 401 || ge.Code == 403):
-		return fmt.Errorf("%w: %w", ErrAuth, err)
-	case errors.As(err, &ge), errors.Is(err, context.Canceled):
-		return err
+		return fmt.Errorf("compute engine: %w", providers.Classify(err, providers.AuthRefused))
+	case errors.As(err, &ge):
+		return providers.Classify(err, providers.Definite)
 	}
-	return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+	return providers.Classify(err, providers.NoAnswer)
 }
 
 // NewFactory describes the gcp provider to the registry.
@@ -232,10 +228,6 @@ func NewFactory() providers.Factory {
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
-		Example: `snapshot:
-  - {id: "5815586279631866288", name: vm-01, zone: europe-west1-b, cluster: ew1-cluster, block: blk-1, subblock: sb-1}
-  - {id: "5815586279631866289", name: vm-02, zone: europe-west1-b, cluster: ew1-cluster, block: blk-1, subblock: sb-1}
-  - {id: "5815586279631866290", name: vm-03, zone: europe-west1-b, cluster: ew1-cluster, block: blk-1, subblock: sb-2}
-`,
+		Example: exampleParams,
 	}
 }

@@ -93,29 +93,14 @@ func NewFactory() providers.Factory {
 		Name:    Name,
 		Summary: "simulated cluster from a YAML model (bundled: " + strings.Join(bundledNames(), ", ") + "; or a file)",
 		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			m, err := Load(cfg.Model)
-			if err != nil {
-				return nil, &config.FieldError{Field: join(prefix, "model"), Line: keyLine(params, "model"), Err: err}
-			}
-			return newProvider(m, deps), nil
+			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
+				m, err := Load(c.Model)
+				if err != nil {
+					return nil, &config.FieldError{Field: "model", Err: err}
+				}
+				return newProvider(m, d), nil
+			})
 		},
-		Example: "model: small-tree\n",
+		Example: exampleParams,
 	}
-}
-
-// keyLine returns the line of key in the mapping params, 0 if absent.
-func keyLine(params *yaml.Node, key string) int {
-	if params == nil || params.Kind != yaml.MappingNode {
-		return 0
-	}
-	for i := 0; i+1 < len(params.Content); i += 2 {
-		if params.Content[i].Value == key {
-			return params.Content[i].Line
-		}
-	}
-	return 0
 }

@@ -33,9 +33,6 @@ const Name = "aws"
 // ErrRepeatedToken means EC2 handed out a page token already used.
 var ErrRepeatedToken = errors.New("repeated page token")
 
-// ErrAuth means EC2 refused the credentials or the permission.
-var ErrAuth = errors.New("EC2 refused the credentials")
-
 // API is the part of the EC2 client the provider uses.
 type API interface {
 	DescribeInstanceTopology(ctx context.Context, in *ec2.DescribeInstanceTopologyInput,
@@ -192,20 +189,18 @@ func (p *Provider) fetch(ctx context.Context, ids []string, optFns []func(*ec2.O
 	return out, calls, nil
 }
 
-// classify wraps an SDK error with the provider's sentinels.
+// classify reads the SDK error and wraps it with the shared sentinels
+// (providers.Classify).
 func classify(err error) error {
 	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		switch ae.ErrorCode() {
-		case "AuthFailure", "UnauthorizedOperation", "InvalidClientTokenId", "SignatureDoesNotMatch":
-			return fmt.Errorf("%w: %w", ErrAuth, err)
-		case "RequestLimitExceeded", "Throttling", "InternalError", "ServiceUnavailable", "Unavailable":
-			return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
-		}
-		return err
+	if !errors.As(err, &ae) {
+		return providers.Classify(err, providers.NoAnswer)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+	switch ae.ErrorCode() {
+	case "AuthFailure", "UnauthorizedOperation", "InvalidClientTokenId", "SignatureDoesNotMatch":
+		return fmt.Errorf("EC2: %w", providers.Classify(err, providers.AuthRefused))
+	case "RequestLimitExceeded", "Throttling", "InternalError", "ServiceUnavailable", "Unavailable":
+		return providers.Classify(err, providers.Retryable)
 	}
-	return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+	return providers.Classify(err, providers.Definite)
 }

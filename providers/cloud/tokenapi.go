@@ -1,0 +1,88 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// TokenAPI is the discover skeleton of the providers that page a REST
+// topology API with a bearer token (lambda, nscale): the token comes from
+// the request's credential CredKey, else the configuration; the calls are
+// bounded by Deadline; what they return is assembled through Mapping, and
+// the instances left out are logged and recorded. With Snapshot set no
+// call is made.
+type TokenAPI struct {
+	// Name is the provider's registered name (errors, logs, metrics).
+	Name string
+	// CredKey is the request credential that overrides Token.
+	CredKey string
+	// Token is the configured token; empty when none is configured.
+	Token string
+	// Deadline bounds one discovery.
+	Deadline time.Duration
+	// Mapping maps instances to node names and assembles the graph.
+	Mapping Mapping
+	// Snapshot, when not nil, is the saved answer used instead of Fetch.
+	Snapshot []Instance
+	// Fetch pages the API with token; it returns the instances and the
+	// number of calls made.
+	Fetch func(ctx context.Context, token string) ([]Instance, int, error)
+	// Log and Observer are the provider's.
+	Log      *slog.Logger
+	Observer providers.Observer
+}
+
+// TokenClient resolves the configured token and builds the HTTP client
+// of a TokenAPI provider: the token is scrubbed from its errors and every
+// exchange is observed under name.
+func TokenClient(name string, conn httpretry.Connection, secret httpretry.Secret, deps providers.Deps, opts ...httpretry.Option) (*httpretry.Client, string, error) {
+	tok, err := secret.Resolve()
+	if err != nil {
+		return nil, "", &config.FieldError{Field: "tokenFile", Err: err}
+	}
+	c, err := providers.HTTPClient(name, conn, deps, []string{tok}, opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, tok, nil
+}
+
+// Discover implements providers.Provider.
+func (t *TokenAPI) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
+	defer cancel()
+	wanted, _ := t.Mapping.Want(req)
+	found, calls := t.Snapshot, 0
+	if t.Snapshot == nil {
+		tok := t.Token
+		if v, ok := req.Credentials.Get(t.CredKey); ok {
+			tok = v
+		}
+		if tok == "" {
+			return nil, fmt.Errorf("%s: %w: give request creds %q, params.token or params.tokenFile", t.Name, providers.ErrNoCredentials, t.CredKey)
+		}
+		var err error
+		found, calls, err = t.Fetch(ctx, tok)
+		if err != nil {
+			return nil, httpretry.ScrubError(fmt.Errorf("%s: %w", t.Name, err), tok)
+		}
+	}
+	g, rep, err := t.Mapping.Assemble(ctx, wanted, found)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	rep.Log(t.Log, t.Name)
+	rep.Record(t.Observer, t.Name)
+	t.Log.Debug(t.Name+" discovery", "calls", calls, "instances", len(found), "nodes", len(g.Nodes()), "unplaced", rep.Count())
+	return g, nil
+}
