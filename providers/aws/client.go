@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
@@ -101,16 +100,4 @@ func closestFirst(nodes []string) []string {
 		return nil
 	}
 	return out
-}
-
-// NewFactory describes the aws provider to the registry.
-func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "EC2 DescribeInstanceTopology: network nodes as tiers, capacity blocks as NVLink domains",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
-		},
-		Example: exampleParams,
-	}
 }
