@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -85,4 +86,57 @@ func (t *TokenAPI) Discover(ctx context.Context, req providers.Request) (*topolo
 	rep.Record(t.Observer, t.Name)
 	t.Log.Debug(t.Name+" discovery", "calls", calls, "instances", len(found), "nodes", len(g.Nodes()), "unplaced", rep.Count())
 	return g, nil
+}
+
+// Defaults of TokenSettings.
+const (
+	DefaultPageSize = 100
+	DefaultDeadline = 5 * time.Minute
+	// MaxPages bounds the pages of one discovery.
+	MaxPages = 100_000
+)
+
+// TokenSettings are the settings every TokenAPI provider has; its Config
+// inlines them.
+type TokenSettings struct {
+	// Connection holds url (the API base, also the endpoint override),
+	// caFile, insecureSkipVerify, allowHTTP, timeout and retry.
+	httpretry.Connection `yaml:",inline"`
+	// Token (or TokenFile) is the API token; a request's "token"
+	// credential overrides it.
+	Token     string `yaml:"token,omitempty"`
+	TokenFile string `yaml:"tokenFile,omitempty"`
+	// PageSize is the page size asked for, 1-1000 (default 100).
+	PageSize int `yaml:"pageSize,omitempty"`
+	// Deadline bounds one discovery (default 5m).
+	Deadline time.Duration `yaml:"deadline,omitempty"`
+	// Nodes maps instance IDs to node names (default: the ID).
+	Nodes map[string]string `yaml:"nodes,omitempty"`
+}
+
+// DefaultTokenSettings returns the defaults.
+func DefaultTokenSettings() TokenSettings {
+	return TokenSettings{PageSize: DefaultPageSize, Deadline: DefaultDeadline}
+}
+
+// Validate reports every invalid field as config.FieldErrors; offline
+// (the provider answers from a saved snapshot) skips the connection.
+func (t TokenSettings) Validate(offline bool) error {
+	var errs []error
+	if !offline {
+		errs = append(errs, t.Connection.Validate())
+	}
+	errs = append(errs, t.Secret().Check("token", "tokenFile", false))
+	if t.PageSize < 1 || t.PageSize > 1000 {
+		errs = append(errs, config.Errorf("pageSize", "must be between 1 and 1000, not %d", t.PageSize))
+	}
+	if t.Deadline <= 0 {
+		errs = append(errs, config.Errorf("deadline", "must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Secret is the configured token.
+func (t TokenSettings) Secret() httpretry.Secret {
+	return httpretry.Secret{Value: t.Token, File: t.TokenFile}
 }

@@ -1,40 +1,21 @@
 package lambda
 
 import (
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers/cloud"
-)
-
-// Defaults of Config.
-const (
-	DefaultPageSize  = 100
-	DefaultDeadline  = 5 * time.Minute
-	maxPagesPerQuery = 100_000
 )
 
 // Config is the lambda provider's configuration.
 type Config struct {
-	// Connection holds url (the API base, also the endpoint override),
-	// caFile, insecureSkipVerify, allowHTTP, timeout and retry.
-	httpretry.Connection `yaml:",inline"`
+	// TokenSettings hold url (the API base), caFile, insecureSkipVerify,
+	// allowHTTP, timeout, retry, token, tokenFile, pageSize, deadline and
+	// nodes.
+	cloud.TokenSettings `yaml:",inline"`
 	// WorkspaceID and Region select the instances (workspace_id, region).
 	WorkspaceID string `yaml:"workspaceId,omitempty"`
 	Region      string `yaml:"region,omitempty"`
-	// Token (or TokenFile) is the API token; a request's "token"
-	// credential overrides it.
-	Token     string `yaml:"token,omitempty"`
-	TokenFile string `yaml:"tokenFile,omitempty"`
-	// PageSize is page_size, 1-1000 (default 100).
-	PageSize int `yaml:"pageSize,omitempty"`
-	// Deadline bounds one discovery (default 5m).
-	Deadline time.Duration `yaml:"deadline,omitempty"`
-	// Nodes maps instance IDs to node names (default: the ID).
-	Nodes map[string]string `yaml:"nodes,omitempty"`
 	// Snapshot, when set, is used instead of calling the API.
 	Snapshot []SnapshotInstance `yaml:"snapshot,omitempty"`
 }
@@ -48,33 +29,23 @@ type SnapshotInstance struct {
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{PageSize: DefaultPageSize, Deadline: DefaultDeadline} }
+func DefaultConfig() Config { return Config{TokenSettings: cloud.DefaultTokenSettings()} }
 
 // Validate reports every invalid field as config.FieldErrors.
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{c.TokenSettings.Validate(c.Snapshot != nil)}
 	if c.Snapshot == nil {
-		errs = append(errs, c.Connection.Validate())
 		if c.WorkspaceID == "" {
 			errs = append(errs, config.Errorf("workspaceId", "is required"))
 		}
-	}
-	errs = append(errs, c.token().Check("token", "tokenFile", false))
-	if c.PageSize < 1 || c.PageSize > 1000 {
-		errs = append(errs, config.Errorf("pageSize", "must be between 1 and 1000, not %d", c.PageSize))
-	}
-	if c.Deadline <= 0 {
-		errs = append(errs, config.Errorf("deadline", "must be positive"))
 	}
 	for i, s := range c.Snapshot {
 		if s.ID == "" {
 			errs = append(errs, config.Errorf(fmt.Sprintf("snapshot[%d].id", i), "is required"))
 		}
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
-
-func (c Config) token() httpretry.Secret { return httpretry.Secret{Value: c.Token, File: c.TokenFile} }
 
 // snapshot returns the saved answer as instances.
 func (c Config) snapshot() []cloud.Instance {

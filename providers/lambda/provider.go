@@ -60,7 +60,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 		return p, nil
 	}
 	var err error
-	if p.client, p.Token, err = cloud.TokenClient(Name, cfg.Connection, cfg.token(), deps, opts...); err != nil {
+	if p.client, p.Token, err = cloud.TokenClient(Name, cfg.Connection, cfg.Secret(), deps, opts...); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -93,7 +93,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 	var out []cloud.Instance
 	seen := map[string]bool{}
 	next := ""
-	for n := 1; n <= maxPagesPerQuery; n++ {
+	for n := 1; n <= cloud.MaxPages; n++ {
 		q := url.Values{"workspace_id": {p.cfg.WorkspaceID}, "page_size": {strconv.Itoa(p.cfg.PageSize)}}
 		if p.cfg.Region != "" {
 			q.Set("region", p.cfg.Region)
@@ -126,7 +126,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 		seen[*pg.PageToken] = true
 		next = *pg.PageToken
 	}
-	return nil, maxPagesPerQuery, fmt.Errorf("more than %d pages", maxPagesPerQuery)
+	return nil, cloud.MaxPages, fmt.Errorf("more than %d pages", cloud.MaxPages)
 }
 
 // NewFactory describes the lambda provider to the registry.

@@ -61,7 +61,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 		return p, nil
 	}
 	var err error
-	if p.client, p.Token, err = cloud.TokenClient(Name, cfg.Connection, cfg.token(), deps, opts...); err != nil {
+	if p.client, p.Token, err = cloud.TokenClient(Name, cfg.Connection, cfg.Secret(), deps, opts...); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -106,7 +106,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 	}
 	var out []cloud.Instance
 	seen := map[string]bool{}
-	for offset := 0; calls <= maxPages; offset += p.cfg.PageSize {
+	for offset := 0; calls <= cloud.MaxPages; offset += p.cfg.PageSize {
 		calls++
 		var pg struct {
 			Results []result `json:"results"`
@@ -128,7 +128,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 			out = append(out, in)
 		}
 	}
-	return nil, calls, fmt.Errorf("more than %d pages", maxPages)
+	return nil, calls, fmt.Errorf("more than %d pages", cloud.MaxPages)
 }
 
 // NewFactory describes the nscale provider to the registry.
