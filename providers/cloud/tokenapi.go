@@ -40,19 +40,30 @@ type TokenAPI struct {
 	Observer providers.Observer
 }
 
-// TokenClient resolves the configured token and builds the HTTP client
-// of a TokenAPI provider: the token is scrubbed from its errors and every
-// exchange is observed under name.
-func TokenClient(name string, conn httpretry.Connection, secret httpretry.Secret, deps providers.Deps, opts ...httpretry.Option) (*httpretry.Client, string, error) {
-	tok, err := secret.Resolve()
-	if err != nil {
-		return nil, "", &config.FieldError{Field: "tokenFile", Err: err}
+// NewTokenAPI builds the skeleton of a TokenAPI provider from its
+// settings: with a saved snapshot (not nil) it makes no call; otherwise
+// it resolves the configured token and builds the HTTP client (the token
+// scrubbed from its errors, every exchange observed under name). parseID
+// reads instance IDs from Kubernetes providerIDs (nil: as they are). The
+// caller sets Fetch.
+func NewTokenAPI(name, credKey string, s TokenSettings, parseID func(string) string, snapshot []Instance,
+	deps providers.Deps, opts ...httpretry.Option,
+) (TokenAPI, *httpretry.Client, error) {
+	deps = deps.WithDefaults()
+	t := TokenAPI{
+		Name: name, CredKey: credKey, Deadline: s.Deadline, Mapping: Mapping{Names: s.Nodes, ParseID: parseID},
+		Snapshot: snapshot, Log: deps.Logger, Observer: deps.Observer,
 	}
-	c, err := providers.HTTPClient(name, conn, deps, []string{tok}, opts...)
-	if err != nil {
-		return nil, "", err
+	if snapshot != nil {
+		return t, nil, nil
 	}
-	return c, tok, nil
+	tok, err := s.Secret().Resolve()
+	if err != nil {
+		return t, nil, &config.FieldError{Field: "tokenFile", Err: err}
+	}
+	t.Token = tok
+	c, err := providers.HTTPClient(name, s.Connection, deps, []string{tok}, opts...)
+	return t, c, err
 }
 
 // Discover implements providers.Provider.

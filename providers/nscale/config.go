@@ -62,8 +62,11 @@ func (c Config) Validate() error {
 	return config.Join(errs...)
 }
 
-// snapshot returns the saved answer as instances.
+// snapshot returns the saved answer as instances; nil when there is none.
 func (c Config) snapshot() []cloud.Instance {
+	if c.Snapshot == nil {
+		return nil
+	}
 	out := make([]cloud.Instance, 0, len(c.Snapshot))
 	for _, s := range c.Snapshot {
 		out = append(out, toInstance(result(s), ""))

@@ -50,20 +50,12 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, TokenAPI: cloud.TokenAPI{
-		Name: Name, CredKey: CredToken, Deadline: cfg.Deadline, Mapping: cloud.Mapping{Names: cfg.Nodes},
-		Log: deps.Logger, Observer: deps.Observer,
-	}}
-	p.Fetch = p.fetch
-	if cfg.Snapshot != nil {
-		p.Snapshot = cfg.snapshot()
-		return p, nil
-	}
-	var err error
-	if p.client, p.Token, err = cloud.TokenClient(Name, cfg.Connection, cfg.Secret(), deps, opts...); err != nil {
+	api, client, err := cloud.NewTokenAPI(Name, CredToken, cfg.TokenSettings, nil, cfg.snapshot(), deps, opts...)
+	if err != nil {
 		return nil, err
 	}
+	p := &Provider{TokenAPI: api, cfg: cfg, client: client}
+	p.Fetch = p.fetch
 	return p, nil
 }
 

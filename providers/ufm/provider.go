@@ -25,7 +25,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/infiniband/fabric"
@@ -83,11 +82,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 
 func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, error) {
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer}
-	if cfg.Nodes != "" {
-		names, _ := hostlist.Expand(cfg.Nodes) // validated
-		p.hosts = fabric.NewHostSet(names)
-	}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, hosts: fabric.HostSetOf(cfg.Nodes)}
 	if cfg.Snapshot != nil {
 		return p, nil
 	}
