@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -89,4 +90,8 @@ type Factory struct {
 	// Example is a parameter document that builds a working engine that
 	// needs no outside service, used by the conformance test and the docs.
 	Example string
+	// Params are the engine's parameter keys and which of them a REST
+	// request may set (config.SpecOf of its Config); a request that sets
+	// any other key is refused.
+	Params config.ParamSpec
 }

@@ -167,3 +167,33 @@ func FieldOf(err error) string {
 	}
 	return ""
 }
+
+// ProviderForRequest builds the provider name for a REST request:
+// requested (the request's parameters; nil for none) may set only the
+// keys that the provider's Params let a request set, and is laid over
+// configured (the operator's parameters for it; nil when none). A key
+// the request may not set is a *config.FieldError wrapping
+// config.ErrOperatorOnly, and nothing is built.
+func (r *Registry) ProviderForRequest(name, field string, configured, requested *yaml.Node, deps providers.Deps) (providers.Provider, error) {
+	f, err := r.Provider(name)
+	if err != nil {
+		return nil, &config.FieldError{Field: field + ".name", Err: err}
+	}
+	if err := f.Params.CheckRequest(requested, field+".params"); err != nil {
+		return nil, err
+	}
+	return r.NewProvider(name, field, config.Overlay(configured, requested), deps)
+}
+
+// EngineForRequest builds the engine name for a REST request, like
+// ProviderForRequest.
+func (r *Registry) EngineForRequest(name, field string, configured, requested *yaml.Node, deps engines.Deps) (engines.Engine, error) {
+	f, err := r.Engine(name)
+	if err != nil {
+		return nil, &config.FieldError{Field: field + ".name", Err: err}
+	}
+	if err := f.Params.CheckRequest(requested, field+".params"); err != nil {
+		return nil, err
+	}
+	return r.NewEngine(name, field, config.Overlay(configured, requested), deps)
+}

@@ -133,6 +133,10 @@ type Factory struct {
 	// Example is a parameter document that builds a working provider with
 	// no outside service, used by the conformance test and the docs.
 	Example string
+	// Params are the provider's parameter keys and which of them a REST
+	// request may set (config.SpecOf of its Config); a request that sets
+	// any other key is refused.
+	Params config.ParamSpec
 }
 
 // Decoded is the body of every factory's New: it decodes params over cfg

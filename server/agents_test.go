@@ -59,7 +59,7 @@ func TestPutAgentRejectsBadReports(t *testing.T) {
 func TestAgentsEndToEnd(t *testing.T) {
 	t.Parallel()
 	const read, write = "read-token-5b1e-a9f03c", "write-token-77c2-b81d0e"
-	s := newStack(t, stackOpts{tokens: "read:" + read + "\nwrite:" + write})
+	s := newStack(t, stackOpts{provider: "agents", tokens: "read:" + read + "\nwrite:" + write})
 	srv := httptest.NewServer(s.handler)
 	defer srv.Close()
 	ctx := context.Background()

@@ -71,6 +71,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusServiceUnavailable, "interrupted"
 	case errors.Is(err, service.ErrClosed), errors.Is(err, context.Canceled):
 		return http.StatusServiceUnavailable, "shutting_down"
+	case errors.Is(err, config.ErrOperatorOnly), errors.Is(err, service.ErrNotConfigured):
+		return http.StatusForbidden, "operator_only"
 	case errors.Is(err, plugins.ErrUnknownPlugin):
 		return http.StatusBadRequest, "unknown_plugin"
 	case errors.Is(err, engines.ErrInexpressible):

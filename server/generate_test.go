@@ -103,7 +103,7 @@ func TestBadInput(t *testing.T) {
 		{"nodes not an array", `{"nodes":{}}`, 400, "invalid_request", "nodes"},
 		{"instance not a string", `{"nodes":[{"region":"r","instances":{"i-1":5}}]}`, 400, "invalid_request", "nodes[0].instances.i-1"},
 		{"bad node name", `{"nodes":[{"instances":{"i-1":"a b"}}]}`, 400, "invalid_request", "nodes[0].instances.i-1"},
-		{"unknown provider", `{"provider":{"name":"nope"},"engine":{"name":"slurm"}}`, 400, "unknown_plugin", "provider.name"},
+		{"unconfigured provider", `{"provider":{"name":"nope"},"engine":{"name":"slurm"}}`, 403, "operator_only", "provider.name"},
 		{"unknown engine", `{"provider":{"name":"sim"},"engine":{"name":"nope"}}`, 400, "unknown_plugin", "engine.name"},
 		{"missing engine", `{"provider":{"name":"sim"}}`, 400, "invalid_request", "engine.name"},
 		{"unknown param", `{"provider":{"name":"sim","params":{"mdl":"x"}},"engine":{"name":"slurm"}}`, 400, "invalid_request", "provider.params.mdl"},
@@ -141,6 +141,7 @@ func TestCredentialsNeverStoredLoggedOrEchoed(t *testing.T) {
 	for i, body := range []string{
 		`{"provider":{"name":"sim","creds":{"accessKeyId":"` + secret + `"}},"engine":{"name":"slurm"}}`,
 		`{"provider":{"name":"sim","params":{"model":"missing-` + fmt.Sprint(0) + `"},"creds":{"password":"` + secret + `"}},"engine":{"name":"slurm"}}`,
+		`{"provider":{"name":"sim","params":{"model":"nvl72"},"creds":{"password":"` + secret + `"}},"engine":{"name":"slurm"},"nodes":[{"region":"marker-1","instances":{"i-1":"gpu001"}}]}`,
 		`{"provider":{"name":"sim","params":{"model":"small-tree"},"creds":{"k":"` + secret + `"}},"engine":{"name":"slurm","params":{"plugin":"topology/block"}}}`,
 	} {
 		w := s.do(http.MethodPost, "/v1/generate", body)
@@ -157,7 +158,7 @@ func TestCredentialsNeverStoredLoggedOrEchoed(t *testing.T) {
 	if strings.Contains(s.logs.String(), secret) {
 		t.Errorf("the log holds the credential")
 	}
-	if !strings.Contains(s.logs.String(), "request failed") {
+	if !strings.Contains(s.logs.String(), "request refused") {
 		t.Errorf("debug log is empty; the check above proves nothing")
 	}
 	s.reqs.Close()
@@ -168,7 +169,10 @@ func TestCredentialsNeverStoredLoggedOrEchoed(t *testing.T) {
 	if strings.Contains(string(data), secret) {
 		t.Errorf("the store file holds the credential")
 	}
-	if !strings.Contains(string(data), "missing-0") {
+	if strings.Contains(string(data), "missing-0") {
+		t.Errorf("the store holds a refused request")
+	}
+	if !strings.Contains(string(data), "marker-1") {
 		t.Errorf("the store does not hold the requests; the check above proves nothing")
 	}
 }

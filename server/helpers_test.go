@@ -65,12 +65,13 @@ type stack struct {
 }
 
 type stackOpts struct {
-	model   []byte // model file contents; a generated fat tree if nil
-	tokens  string
-	engines string // YAML list of engines
-	publish bool
-	guard   float64
-	quiet   bool // log at info level (benchmarks), not debug
+	model    []byte // model file contents; a generated fat tree if nil
+	provider string // the configured provider; sim on the model if empty
+	tokens   string
+	engines  string // YAML list of engines
+	publish  bool
+	guard    float64
+	quiet    bool // log at info level (benchmarks), not debug
 }
 
 func writeModel(t testing.TB, path string, nodes int) []byte {
@@ -106,6 +107,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	cfg.Store.Path = s.storePath
 	cfg.Provider.Name = sim.Name
 	config.SetParam(&cfg.Provider.Params, "model", s.modelPath)
+	if o.provider != "" {
+		cfg.Provider = config.Plugin{Name: o.provider}
+	}
 	if o.engines != "" {
 		if err := yaml.Unmarshal([]byte(o.engines), &cfg.Engines); err != nil {
 			t.Fatal(err)

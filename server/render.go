@@ -18,7 +18,9 @@ import (
 // document for the current topology, without publishing it. Query
 // parameters are the engine's params (a repeated one is a list), decoded
 // and validated by the engine's own typed configuration, e.g.
-// /v1/render/slurm?plugin=topology/block&slurmVersion=24.11.
+// /v1/render/slurm?plugin=topology/block&slurmVersion=24.11. Only the
+// keys a request may set are taken (rendering options); a path, command
+// or mode is refused (config.ErrOperatorOnly).
 func (h *handlers) render(c *gin.Context) {
 	name := c.Param("engine")
 	ef, err := h.Registry.Engine(name)
@@ -39,6 +41,10 @@ func (h *handlers) render(c *gin.Context) {
 		} else {
 			config.SetParamList(&params, k, vs)
 		}
+	}
+	if err := ef.Params.CheckRequest(&params, "params"); err != nil {
+		h.fail(c, err)
+		return
 	}
 	eng, err := ef.New(&params, "params", engines.Deps{Logger: h.log.With("engine", name), Stdout: io.Discard, Now: h.Now}.WithDefaults())
 	if err != nil {

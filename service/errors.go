@@ -26,6 +26,9 @@ var (
 	ErrNoTopology = errors.New("no topology discovered yet")
 	// ErrDisabled means the configuration turns the operation off.
 	ErrDisabled = errors.New("disabled by configuration")
+	// ErrNotConfigured means a request named a plugin the operator did
+	// not configure where only a configured one may be used.
+	ErrNotConfigured = errors.New("not configured by the operator")
 	// ErrClosed means the service is shutting down.
 	ErrClosed = errors.New("shutting down")
 	// ErrInternal is wrapped by a stored result whose error had no other

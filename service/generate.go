@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -62,25 +60,6 @@ type GenerateRequest struct {
 	Nodes    []NodeGroup `json:"nodes,omitempty"`
 	// Creds are the provider credentials; never marshalled.
 	Creds Credentials `json:"-"`
-	// configuredProvider and configuredEngine are the configuration
-	// file's parameters when the request named no plugin and took the
-	// configured one: they are built from as they were decoded, and the
-	// JSON in Provider and Engine only names them in the request ID.
-	configuredProvider, configuredEngine *yaml.Node
-}
-
-func (r *GenerateRequest) providerParams() (*yaml.Node, error) {
-	if r.configuredProvider != nil {
-		return r.configuredProvider, nil
-	}
-	return r.Provider.ParamsNode()
-}
-
-func (r *GenerateRequest) engineParams() (*yaml.Node, error) {
-	if r.configuredEngine != nil {
-		return r.configuredEngine, nil
-	}
-	return r.Engine.ParamsNode()
 }
 
 // Canonical returns the request's canonical JSON, without credentials.

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/toposcope/toposcope/internal/config"
 )
 
 // ParamsNode returns the parameters as a YAML node for the plugin's
@@ -55,29 +53,4 @@ func yamlNode(v any) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(v)}
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
-}
-
-// pluginFromConfig turns a configured plugin into a request plugin with
-// canonical JSON parameters, which go into the request ID only: the
-// plugin is built from the configuration's own YAML node.
-func pluginFromConfig(p config.Plugin) (Plugin, error) {
-	out := Plugin{Name: p.Name}
-	if p.Params.Kind == 0 {
-		return out, nil
-	}
-	var v any
-	if err := p.Params.Decode(&v); err != nil {
-		return out, fmt.Errorf("configured %s params: %w", p.Name, err)
-	}
-	if v == nil {
-		return out, nil
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return out, fmt.Errorf("configured %s params: %w", p.Name, err)
-	}
-	if string(data) != "{}" {
-		out.Params = data
-	}
-	return out, nil
 }

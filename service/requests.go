@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/plugins"
@@ -68,6 +70,9 @@ type job struct {
 	eng    engines.Engine
 	nodes  providers.Request
 	stdout *bytes.Buffer
+	// publish is whether the engine publishes: server.publish is on and
+	// the engine is one the operator configured.
+	publish bool
 }
 
 // Submit validates req, stores it and starts it. ctx is the caller's (the
@@ -101,13 +106,16 @@ func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bo
 		ID: id, State: store.StatePending, Request: req.Canonical(),
 		HadCredentials: req.Creds.Len() > 0, SubmittedAt: r.deps.Now(),
 	}
-	if err := r.deps.Store.PutResult(res, nil); err != nil {
-		r.done(id)
-		return "", false, err
-	}
+	// Built (and so validated) before anything is stored: a refused
+	// request leaves nothing behind.
 	j, err := r.build(req, res)
 	if err != nil {
-		r.finish(j, nil, "", err)
+		r.done(id)
+		r.deps.Metrics.requests.WithLabelValues("refused").Inc()
+		r.log.Info("request refused", "provider", req.Provider.Name, "engine", req.Engine.Name, "err", err)
+		return "", false, err
+	}
+	if err := r.deps.Store.PutResult(res, nil); err != nil {
 		r.done(id)
 		return "", false, err
 	}
@@ -117,24 +125,22 @@ func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bo
 }
 
 // fill applies the configured provider and engine to a request that
-// names none.
+// names none. A request may choose among what the operator configured:
+// the provider must be the configured one; an engine that is not
+// configured only renders.
 func (r *Requests) fill(req *GenerateRequest) error {
-	if req.Provider.Name == "" && len(req.Provider.Params) == 0 && r.deps.Provider.Name != "" {
-		p, err := pluginFromConfig(r.deps.Provider)
-		if err != nil {
-			return err
-		}
-		req.Provider, req.configuredProvider = p, &r.deps.Provider.Params
-	}
-	if req.Engine.Name == "" && len(req.Engine.Params) == 0 && len(r.deps.Engines) > 0 {
-		e, err := pluginFromConfig(r.deps.Engines[0])
-		if err != nil {
-			return err
-		}
-		req.Engine, req.configuredEngine = e, &r.deps.Engines[0].Params
-	}
-	if req.Provider.Name == "" {
+	configured := r.deps.Provider.Name
+	switch {
+	case req.Provider.Name == "" && configured != "":
+		req.Provider.Name = configured
+	case req.Provider.Name == "":
 		return badRequest("provider.name", "is required")
+	case req.Provider.Name != configured:
+		return &RequestError{Field: "provider.name", Err: fmt.Errorf("%w: provider %q (this service discovers with %q; the provider and its settings are the operator's)",
+			ErrNotConfigured, req.Provider.Name, configured)}
+	}
+	if req.Engine.Name == "" && len(r.deps.Engines) > 0 {
+		req.Engine.Name = r.deps.Engines[0].Name
 	}
 	if req.Engine.Name == "" {
 		return badRequest("engine.name", "is required")
@@ -142,29 +148,45 @@ func (r *Requests) fill(req *GenerateRequest) error {
 	return nil
 }
 
-// build creates the request's provider and engine through the registry,
-// so that their typed validation applies.
+// configuredEngine returns the operator's entry for the engine name, or
+// nil.
+func (r *Requests) configuredEngine(name string) *config.Plugin {
+	for i := range r.deps.Engines {
+		if r.deps.Engines[i].Name == name {
+			return &r.deps.Engines[i]
+		}
+	}
+	return nil
+}
+
+// build creates the request's provider and engine through the registry:
+// the request's parameters may set only the keys each plugin lets a
+// request set, laid over the operator's settings of the same plugin.
 func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) {
 	j := &job{res: res, nodes: req.DiscoveryRequest(), stdout: &bytes.Buffer{}}
-	pn, err := req.providerParams()
+	pn, err := req.Provider.ParamsNode()
 	if err != nil {
 		return j, &RequestError{Field: "provider.params", Err: err}
 	}
-	if j.prov, err = r.deps.Registry.NewProvider(req.Provider.Name, "provider", pn,
+	if j.prov, err = r.deps.Registry.ProviderForRequest(req.Provider.Name, "provider", &r.deps.Provider.Params, pn,
 		providerDeps(r.deps.Logger, r.deps.Now, r.deps.Store, r.deps.Metrics, req.Provider.Name)); err != nil {
 		return j, err
 	}
-	en, err := req.engineParams()
+	en, err := req.Engine.ParamsNode()
 	if err != nil {
 		return j, &RequestError{Field: "engine.params", Err: err}
 	}
-	if j.eng, err = r.deps.Registry.NewEngine(req.Engine.Name, "engine", en, engines.Deps{
+	var base *yaml.Node
+	if ce := r.configuredEngine(req.Engine.Name); ce != nil {
+		base, j.publish = &ce.Params, r.deps.Server.Publish
+	}
+	if j.eng, err = r.deps.Registry.EngineForRequest(req.Engine.Name, "engine", base, en, engines.Deps{
 		Logger: r.deps.Logger.With("engine", req.Engine.Name), Stdout: j.stdout, Now: r.deps.Now,
 	}); err != nil {
 		return j, err
 	}
-	if _, ok := j.eng.(engines.Renderer); !ok && !r.deps.Server.Publish {
-		return j, badRequest("engine.name", "engine %s has no document to render, and server.publish is off", req.Engine.Name)
+	if _, ok := j.eng.(engines.Renderer); !ok && !j.publish {
+		return j, badRequest("engine.name", "engine %s has no document to render, and it is not an engine this service publishes through (server.publish and engines)", req.Engine.Name)
 	}
 	return j, nil
 }
@@ -198,7 +220,7 @@ func (r *Requests) run(ctx context.Context, j *job) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("discover: %w", err)
 	}
 	rd, canRender := j.eng.(engines.Renderer)
-	if r.deps.Server.Publish {
+	if j.publish {
 		if err := j.eng.Publish(ctx, g); err != nil {
 			return nil, "", fmt.Errorf("publish: %w", err)
 		}

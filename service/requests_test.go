@@ -43,7 +43,7 @@ func (f *fixture) requests(maxQueued int) *service.Requests {
 	srv.MaxQueuedRequests = maxQueued
 	return service.NewRequests(service.RequestsDeps{
 		Registry: registry.Default(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
-		Server: srv, Retention: config.DefaultStore().Retention,
+		Server: srv, Retention: config.DefaultStore().Retention, Provider: config.Plugin{Name: "sim"},
 	})
 }
 

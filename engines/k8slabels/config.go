@@ -13,13 +13,13 @@ import (
 // `kubeconfig`, `qps`, `preset`, `tierLabels`, ... sit next to `mode`.
 type Config struct {
 	kubeclient.ClientConfig `yaml:",inline"`
-	kube.LabelConfig        `yaml:",inline"`
+	kube.LabelConfig        `yaml:",inline" request:"true"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
 	Mode string `yaml:"mode"`
 	// NodeSelector restricts the engine to the nodes matching a label
 	// selector (e.g. "nvidia.com/gpu.present=true"); others are not listed
 	// and never written.
-	NodeSelector string `yaml:"nodeSelector,omitempty"`
+	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
 	// StripUnplaced also removes the managed labels of nodes that the
 	// graph contains but places nowhere (under no switch and in no
 	// domain). Default false: a provider that failed to place a node must

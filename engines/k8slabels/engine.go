@@ -81,6 +81,7 @@ func NewFactory() engines.Factory {
 			return New(cfg, clients.Core, deps)
 		},
 		Example: "mode: print\n",
+		Params:  config.SpecOf(Config{}),
 	}
 }
 

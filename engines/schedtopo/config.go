@@ -48,7 +48,7 @@ const maxLevels = 16
 // k8s-labels engine that writes the labels.
 type Config struct {
 	kubeclient.ClientConfig `yaml:",inline"`
-	kube.LabelConfig        `yaml:",inline"`
+	kube.LabelConfig        `yaml:",inline" request:"true"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
 	Mode string `yaml:"mode"`
 	// Name is the Topology object's name (default "toposcope"). When the
@@ -57,13 +57,13 @@ type Config struct {
 	Name string `yaml:"name"`
 	// APIVersion is the version written: v1beta2 (default) or v1beta1 for
 	// Kueue, v1alpha1 for KAI.
-	APIVersion string `yaml:"apiVersion"`
+	APIVersion string `yaml:"apiVersion" request:"true"`
 	// FabricLevels publishes the tier labels, coarsest first (default true).
-	FabricLevels bool `yaml:"fabricLevels"`
+	FabricLevels bool `yaml:"fabricLevels" request:"true"`
 	// AcceleratorLevels publishes the accelerator domain and sub-domain
 	// labels, below the tiers (default false; when domains cut across
 	// leaves, publish them in a second object with fabricLevels: false).
-	AcceleratorLevels bool `yaml:"acceleratorLevels"`
+	AcceleratorLevels bool `yaml:"acceleratorLevels" request:"true"`
 
 	sched Scheduler // set by DefaultConfig
 }

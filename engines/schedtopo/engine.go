@@ -92,6 +92,7 @@ func factory(s Scheduler, summary string) engines.Factory {
 			return New(cfg, clients.Dynamic, deps)
 		},
 		Example: "mode: print\n",
+		Params:  config.SpecOf(Config{}),
 	}
 }
 

@@ -46,7 +46,7 @@ type Config struct {
 	// graph places (default true; needs slurm.slurmVersion 25.11 or later).
 	NodeAnnotations bool `yaml:"nodeAnnotations"`
 	// NodeSelector restricts the annotated nodes (a label selector).
-	NodeSelector string `yaml:"nodeSelector,omitempty"`
+	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
 	// Slurm are the settings of the topology file, as for the slurm
 	// engine (default plugin topology/yaml, slurmVersion 25.11); output
 	// and reconfigure are not used.

@@ -50,22 +50,22 @@ const maxBlockLevel = 15
 type Config struct {
 	// Plugin selects the output: PluginTree (default), PluginBlock or
 	// PluginYAML.
-	Plugin string `yaml:"plugin"`
+	Plugin string `yaml:"plugin" request:"true"`
 	// SlurmVersion is the Slurm series that reads the file, "major.minor"
 	// (default "24.11"). The rules of that series decide what is written.
-	SlurmVersion string `yaml:"slurmVersion"`
+	SlurmVersion string `yaml:"slurmVersion" request:"true"`
 	// BlockSizes are the topology/block sizes in nodes: the base block
 	// size, then base × 2^k in ascending order. Empty means inferred.
-	BlockSizes []int `yaml:"blockSizes,omitempty"`
+	BlockSizes []int `yaml:"blockSizes,omitempty" request:"true"`
 	// SmallBlocks says what to do, before Slurm 25.05, with a block
 	// slurmctld would refuse for its size (smaller than the base size; on
 	// 23.11 any other size): SmallBlocksDrop (default: leave it out and
 	// report its nodes in Coverage) or SmallBlocksError.
-	SmallBlocks string `yaml:"smallBlocks,omitempty"`
+	SmallBlocks string `yaml:"smallBlocks,omitempty" request:"true"`
 	// Topologies are the named topologies of topology.yaml. Empty means a
 	// tree named "default" (the cluster default) plus a block topology
 	// named "block" when the graph has accelerator domains.
-	Topologies []TopologyConfig `yaml:"topologies,omitempty"`
+	Topologies []TopologyConfig `yaml:"topologies,omitempty" request:"true"`
 	// Output is the file to write; empty writes the document to the
 	// host's standard output (Deps.Stdout).
 	Output string `yaml:"output,omitempty"`
@@ -76,10 +76,10 @@ type Config struct {
 	ReconfigureCommand []string `yaml:"reconfigureCommand,omitempty"`
 	// Header writes a comment block at the top of the file saying what
 	// wrote it and what it leaves out (default true).
-	Header bool `yaml:"header"`
+	Header bool `yaml:"header" request:"true"`
 	// IDComments writes a "# name = "id"" comment above each switch or
 	// block whose name differs from its provider ID (default true).
-	IDComments bool `yaml:"idComments"`
+	IDComments bool `yaml:"idComments" request:"true"`
 }
 
 // TopologyConfig is one named topology of topology.yaml.

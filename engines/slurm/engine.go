@@ -71,6 +71,7 @@ func NewFactory() engines.Factory {
 			return New(cfg, deps)
 		},
 		Example: "plugin: topology/tree\n",
+		Params:  config.SpecOf(Config{}),
 	}
 }
 

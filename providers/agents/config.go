@@ -37,12 +37,12 @@ type Config struct {
 	// MaxAge ignores reports received longer ago (default 1h; 0 accepts
 	// any age). Agents report every --interval, so this should be a few
 	// intervals.
-	MaxAge time.Duration `yaml:"maxAge"`
+	MaxAge time.Duration `yaml:"maxAge" request:"true"`
 	// Nodes is a hostlist of the nodes to cover when the request names
 	// none (default: every node with a fresh report).
-	Nodes string `yaml:"nodes,omitempty"`
+	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// Missing is MissingUnplaced (default) or MissingError.
-	Missing string `yaml:"missing,omitempty"`
+	Missing string `yaml:"missing,omitempty" request:"true"`
 	// Reports, when set, are used instead of a server: node facts given
 	// inline, taken as just received (examples, tests, or nodes without
 	// an agent).

@@ -24,7 +24,7 @@ const (
 // Config is the aws provider's configuration.
 type Config struct {
 	// Region is the EC2 region (required unless Snapshot is set).
-	Region string `yaml:"region,omitempty"`
+	Region string `yaml:"region,omitempty" request:"true"`
 	// Endpoint overrides the EC2 endpoint (private endpoint, proxy,
 	// emulator), e.g. https://ec2.us-west-2.amazonaws.com.
 	Endpoint string `yaml:"endpoint,omitempty"`
@@ -43,7 +43,7 @@ type Config struct {
 	Retry httpretry.Policy `yaml:"retry,omitempty"`
 	// Nodes maps instance IDs to node names; an instance not listed is
 	// named by its ID.
-	Nodes map[string]string `yaml:"nodes,omitempty"`
+	Nodes map[string]string `yaml:"nodes,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of calling EC2: the API's
 	// instances, inline (examples, tests, saved captures).
 	Snapshot []SnapshotInstance `yaml:"snapshot,omitempty"`

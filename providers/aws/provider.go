@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go"
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
@@ -215,5 +216,6 @@ func NewFactory() providers.Factory {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 		},
 		Example: exampleParams,
+		Params:  config.SpecOf(Config{}),
 	}
 }

@@ -122,7 +122,7 @@ type TokenSettings struct {
 	// Deadline bounds one discovery (default 5m).
 	Deadline time.Duration `yaml:"deadline,omitempty"`
 	// Nodes maps instance IDs to node names (default: the ID).
-	Nodes map[string]string `yaml:"nodes,omitempty"`
+	Nodes map[string]string `yaml:"nodes,omitempty" request:"true"`
 }
 
 // DefaultTokenSettings returns the defaults.

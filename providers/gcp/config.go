@@ -24,7 +24,7 @@ type Config struct {
 	Project string `yaml:"project,omitempty"`
 	// Zones lists zones to list (instances.list); empty lists the whole
 	// project (instances.aggregatedList).
-	Zones []string `yaml:"zones,omitempty"`
+	Zones []string `yaml:"zones,omitempty" request:"true"`
 	// Endpoint overrides https://compute.googleapis.com (private
 	// endpoint, proxy, emulator).
 	Endpoint string `yaml:"endpoint,omitempty"`
@@ -35,7 +35,7 @@ type Config struct {
 	// Anonymous sends unauthenticated requests (emulators only).
 	Anonymous bool `yaml:"anonymous,omitempty"`
 	// Filter is the list filter (default status=RUNNING; "-" for none).
-	Filter string `yaml:"filter,omitempty"`
+	Filter string `yaml:"filter,omitempty" request:"true"`
 	// PageSize is maxResults, 1-500 (default 500).
 	PageSize int `yaml:"pageSize,omitempty"`
 	// Deadline bounds one discovery (default 5m).
@@ -48,7 +48,7 @@ type Config struct {
 	Domain string `yaml:"domain,omitempty"`
 	// Nodes maps instance IDs or names to node names (default: the
 	// instance name, which is the GKE node name).
-	Nodes map[string]string `yaml:"nodes,omitempty"`
+	Nodes map[string]string `yaml:"nodes,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of calling the API.
 	Snapshot []SnapshotInstance `yaml:"snapshot,omitempty"`
 }

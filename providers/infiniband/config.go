@@ -97,23 +97,23 @@ type Config struct {
 	// HostPattern is a regular expression matched against HCA node
 	// descriptions; its named group "host" is the host name and its
 	// optional group "hca" the HCA name (default DefaultHostPattern).
-	HostPattern string `yaml:"hostPattern,omitempty"`
+	HostPattern string `yaml:"hostPattern,omitempty" request:"true"`
 	// HCAs selects the HCAs of the fabric to use by name, as shell
 	// patterns ("mlx5_0", "mlx5_[0-3]"). With neither HCAs nor HCAGUIDs,
 	// every HCA is used.
-	HCAs []string `yaml:"hcas,omitempty"`
+	HCAs []string `yaml:"hcas,omitempty" request:"true"`
 	// HCAGUIDs selects HCAs by node or port GUID (hex, 0x optional).
-	HCAGUIDs []string `yaml:"hcaGUIDs,omitempty"`
+	HCAGUIDs []string `yaml:"hcaGUIDs,omitempty" request:"true"`
 	// Nodes is a hostlist of the cluster's hosts; empty means every host
 	// with a selected HCA. HCAs of other hosts mark their switch as not
 	// part of the cluster's tree.
-	Nodes string `yaml:"nodes,omitempty"`
+	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// Ignore lists regular expressions of CA node descriptions that are
 	// neither cluster hosts nor anything else (default: SHARP
 	// "Aggregation Node"s).
-	Ignore []string `yaml:"ignore,omitempty"`
+	Ignore []string `yaml:"ignore,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
-	SwitchIDs string `yaml:"switchIDs,omitempty"`
+	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true"`
 }
 
 // DefaultConfig returns the defaults: run `ibnetdiscover`, every HCA,

@@ -24,6 +24,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -190,5 +191,6 @@ func NewFactory() providers.Factory {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil) })
 		},
 		Example: exampleParams(),
+		Params:  config.SpecOf(Config{}),
 	}
 }

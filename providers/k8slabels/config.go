@@ -68,35 +68,35 @@ type Config struct {
 	kubeclient.ClientConfig `yaml:",inline"`
 	// NodeSelector restricts the provider to the Nodes matching a label
 	// selector; others are not listed.
-	NodeSelector string `yaml:"nodeSelector,omitempty"`
+	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
 	// Tiers is TiersAuto (default), TiersAWS, TiersGKE, TiersCustom or
 	// TiersNone.
-	Tiers string `yaml:"tiers"`
+	Tiers string `yaml:"tiers" request:"true"`
 	// TierLabels are the keys of TiersCustom, closest to the node first
 	// (the order of the k8s-labels engine's tierLabels).
-	TierLabels []string `yaml:"tierLabels,omitempty"`
+	TierLabels []string `yaml:"tierLabels,omitempty" request:"true"`
 	// GKEHost adds cloud.google.com/gce-topology-host as the lowest tier.
-	GKEHost bool `yaml:"gkeHost"`
+	GKEHost bool `yaml:"gkeHost" request:"true"`
 	// Qualify makes the ID of every switch below the top one
 	// "<parent ID>/<value>", for label values that are unique only
 	// within their parent (racks numbered per block). Default false: a
 	// value seen under two parents is an error.
-	Qualify bool `yaml:"qualify"`
+	Qualify bool `yaml:"qualify" request:"true"`
 	// DomainLabel is the key of the accelerator domain (default
 	// nvidia.com/gpu.clique, parsed as <ClusterUUID>.<CliqueID>; any
 	// other key is taken as it is); NoLabel reads none.
-	DomainLabel string `yaml:"domainLabel"`
+	DomainLabel string `yaml:"domainLabel" request:"true"`
 	// SubDomainLabel is the key of the sub-domain (a rack); empty reads
 	// none.
-	SubDomainLabel string `yaml:"subDomainLabel,omitempty"`
+	SubDomainLabel string `yaml:"subDomainLabel,omitempty" request:"true"`
 	// AgentAnnotations reads the NVLink clique and rack that `toposcope
 	// agent --annotate` wrote (toposcope.io/nvlink-clique,
 	// toposcope.io/nvlink-rack) on Nodes without the clique label, when
 	// DomainLabel is nvidia.com/gpu.clique (default true).
-	AgentAnnotations bool `yaml:"agentAnnotations"`
+	AgentAnnotations bool `yaml:"agentAnnotations" request:"true"`
 	// Nodes, when set, are used instead of a cluster's Nodes; no
 	// kubeconfig is read.
-	Nodes []StaticNode `yaml:"nodes,omitempty"`
+	Nodes []StaticNode `yaml:"nodes,omitempty" request:"true"`
 }
 
 // DefaultConfig returns the defaults.

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers"
@@ -228,5 +229,6 @@ func NewFactory() providers.Factory {
 			})
 		},
 		Example: exampleParams,
+		Params:  config.SpecOf(Config{}),
 	}
 }

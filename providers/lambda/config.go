@@ -15,7 +15,7 @@ type Config struct {
 	cloud.TokenSettings `yaml:",inline"`
 	// WorkspaceID and Region select the instances (workspace_id, region).
 	WorkspaceID string `yaml:"workspaceId,omitempty"`
-	Region      string `yaml:"region,omitempty"`
+	Region      string `yaml:"region,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of calling the API.
 	Snapshot []SnapshotInstance `yaml:"snapshot,omitempty"`
 }

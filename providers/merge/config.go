@@ -74,17 +74,17 @@ type Config struct {
 	Sources []Source `yaml:"sources"`
 	// Match is MatchNameOrInstanceID (default), MatchName or
 	// MatchInstanceID.
-	Match string `yaml:"match"`
+	Match string `yaml:"match" request:"true"`
 	// Conflicts is ConflictsError (default) or ConflictsFirst. A
 	// conflict is a node that two sources place differently (two leaf
 	// switches, two domains or sub-domains), whose identity they
 	// disagree on (instance ID, region, zone, GPUs, an attribute), or
 	// that two nodes of one source both match.
-	Conflicts string `yaml:"conflicts"`
+	Conflicts string `yaml:"conflicts" request:"true"`
 	// UnknownNodes is UnknownWarn (default), UnknownError or
 	// UnknownIgnore: what to do with a node that a source does not
 	// know or places nowhere in what it contributes.
-	UnknownNodes string `yaml:"unknownNodes"`
+	UnknownNodes string `yaml:"unknownNodes" request:"true"`
 }
 
 // DefaultConfig returns the defaults.

@@ -133,5 +133,6 @@ func NewFactory(lookup Lookup) providers.Factory {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, lookup, "", d) })
 		},
 		Example: exampleParams,
+		Params:  config.SpecOf(Config{}),
 	}
 }

@@ -22,10 +22,10 @@ type Config struct {
 	PasswordFile string `yaml:"passwordFile,omitempty"`
 	// Premises lists the premises to use, by name or opid; empty means
 	// every premises whose configuration key was viewed.
-	Premises []string `yaml:"premises,omitempty"`
+	Premises []string `yaml:"premises,omitempty" request:"true"`
 	// Nodes is a hostlist of the cluster's hosts; empty means every host
 	// (tier -1 device) of the graph.
-	Nodes string `yaml:"nodes,omitempty"`
+	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of asking NetQ: one topology
 	// graph, inline (examples, tests, a saved capture).
 	Snapshot *Graph `yaml:"snapshot,omitempty"`

@@ -157,5 +157,6 @@ func NewFactory() providers.Factory {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d) })
 		},
 		Example: exampleParams,
+		Params:  config.SpecOf(Config{}),
 	}
 }

@@ -19,7 +19,7 @@ type Config struct {
 	InstanceURL string `yaml:"instanceURL,omitempty"`
 	// Organization and Region are sent as X-Organization and X-Region.
 	Organization string `yaml:"organization,omitempty"`
-	Region       string `yaml:"region,omitempty"`
+	Region       string `yaml:"region,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of calling the API.
 	Snapshot []SnapshotInstance `yaml:"snapshot,omitempty"`
 }

@@ -48,18 +48,18 @@ type Config struct {
 	Outputs map[string]string `yaml:"outputs,omitempty"`
 	// Cliques are nvidia.com/gpu.clique label values
 	// ("<ClusterUUID>.<CliqueID>"), by node.
-	Cliques map[string]string `yaml:"cliques,omitempty"`
+	Cliques map[string]string `yaml:"cliques,omitempty" request:"true"`
 	// Format is FormatAuto (default), FormatCSV or FormatQuery.
-	Format string `yaml:"format,omitempty"`
+	Format string `yaml:"format,omitempty" request:"true"`
 	// Nodes is a hostlist of the nodes to ask when the request names
 	// none (default: the nodes of Outputs, Cliques or OutputDir).
-	Nodes string `yaml:"nodes,omitempty"`
+	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// Parallel is how many nodes Command runs on at once (default 16).
 	Parallel int `yaml:"parallel,omitempty"`
 	// Timeout bounds Command on one node (default 30s).
 	Timeout time.Duration `yaml:"timeout,omitempty"`
 	// FailedNodes is FailedNodesError (default) or FailedNodesUnplaced.
-	FailedNodes string `yaml:"failedNodes,omitempty"`
+	FailedNodes string `yaml:"failedNodes,omitempty" request:"true"`
 }
 
 // DefaultConfig returns the defaults.

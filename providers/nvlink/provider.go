@@ -25,6 +25,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
@@ -276,5 +277,6 @@ func NewFactory() providers.Factory {
 			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil), nil })
 		},
 		Example: exampleParams,
+		Params:  config.SpecOf(Config{}),
 	}
 }

@@ -28,13 +28,13 @@ const (
 type Config struct {
 	// Region is the OCI region (us-ashburn-1); default: the region of the
 	// credentials. Required with request credentials.
-	Region string `yaml:"region,omitempty"`
+	Region string `yaml:"region,omitempty" request:"true"`
 	// Tenancy is the tenancy (root compartment) OCID whose compute hosts
 	// are listed; default: the tenancy of the credentials.
 	Tenancy string `yaml:"tenancy,omitempty"`
 	// AvailabilityDomains lists the availability domains to list
 	// (default: every one of the tenancy, from ListAvailabilityDomains).
-	AvailabilityDomains []string `yaml:"availabilityDomains,omitempty"`
+	AvailabilityDomains []string `yaml:"availabilityDomains,omitempty" request:"true"`
 	// Endpoint overrides both the Identity and the Core endpoints
 	// (private endpoint, proxy, emulator).
 	Endpoint string `yaml:"endpoint,omitempty"`
@@ -64,7 +64,7 @@ type Config struct {
 	Domain string `yaml:"domain,omitempty"`
 	// Nodes maps instance OCIDs to node names (default: the OCID, which
 	// is what OKE uses as the node's providerID; give names for Slurm).
-	Nodes map[string]string `yaml:"nodes,omitempty"`
+	Nodes map[string]string `yaml:"nodes,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of calling the API.
 	Snapshot []SnapshotHost `yaml:"snapshot,omitempty"`
 }

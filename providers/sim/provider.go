@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -26,7 +27,7 @@ const Name = "sim"
 // Config is the sim provider's configuration.
 type Config struct {
 	// Model is a bundled model name or the path of a model file.
-	Model string `yaml:"model"`
+	Model string `yaml:"model" request:"true"`
 }
 
 // DefaultConfig returns the default configuration: the bundled
@@ -102,5 +103,19 @@ func NewFactory() providers.Factory {
 			})
 		},
 		Example: exampleParams,
+		Params:  paramSpec(),
 	}
+}
+
+// paramSpec is the spec of Config: a request may choose a bundled model by
+// name, never a model file (a path is the operator's).
+func paramSpec() config.ParamSpec {
+	s := config.SpecOf(Config{})
+	s.Check = func(key string, v *yaml.Node) error {
+		if key == "model" && !slices.Contains(bundledNames(), v.Value) {
+			return fmt.Errorf("%w: a request may name a bundled model (%s), not a file", config.ErrOperatorOnly, strings.Join(bundledNames(), ", "))
+		}
+		return nil
+	}
+	return s
 }

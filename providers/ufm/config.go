@@ -44,9 +44,9 @@ type Config struct {
 	// Nodes is a hostlist of the cluster's hosts; empty means every UFM
 	// system of type host. Other hosts mark their switch as not part of
 	// the cluster's tree.
-	Nodes string `yaml:"nodes,omitempty"`
+	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
-	SwitchIDs string `yaml:"switchIDs,omitempty"`
+	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of asking a server: the
 	// systems and links responses, inline (examples, tests, or a saved
 	// capture).

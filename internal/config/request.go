@@ -1,0 +1,129 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ErrOperatorOnly is wrapped when a REST request sets a parameter that
+// only the operator's configuration may set: a command, a path read or
+// written, a URL or endpoint, a credentials file, a mode that writes.
+var ErrOperatorOnly = errors.New("only the operator's configuration may set this key; a request may not")
+
+// ParamSpec says which keys a plugin's parameters have and which of them
+// a REST request may set. It is read from the plugin's typed
+// configuration (SpecOf): a field tagged `request:"true"` is data a
+// request may choose (node lists, rendering options); every other key is
+// the operator's.
+type ParamSpec struct {
+	// Keys are every top-level key, sorted.
+	Keys []string
+	// RequestKeys are the keys a request may set, sorted.
+	RequestKeys []string
+	// Check, when set, vets the value of a request key that is allowed
+	// only for some values (the sim provider's model: a bundled name, not
+	// a path). It returns an error wrapping ErrOperatorOnly to refuse.
+	Check func(key string, value *yaml.Node) error
+}
+
+// SpecOf reads the ParamSpec of a configuration struct (or a pointer to
+// one) from its yaml and request tags. An inline struct contributes its
+// own keys: all of them request keys when the inline field is tagged
+// `request:"true"`, else as its own fields are tagged.
+func SpecOf(cfg any) ParamSpec {
+	t := reflect.TypeOf(cfg)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var s ParamSpec
+	specFields(t, false, &s)
+	slices.Sort(s.Keys)
+	slices.Sort(s.RequestKeys)
+	return s
+}
+
+func specFields(t reflect.Type, all bool, s *ParamSpec) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		req := all || f.Tag.Get("request") == "true"
+		if strings.Contains(opts, "inline") {
+			specFields(f.Type, req, s)
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		s.Keys = append(s.Keys, name)
+		if req {
+			s.RequestKeys = append(s.RequestKeys, name)
+		}
+	}
+}
+
+// Allows reports whether a request may set key.
+func (s ParamSpec) Allows(key string) bool {
+	_, ok := slices.BinarySearch(s.RequestKeys, key)
+	return ok
+}
+
+// CheckRequest refuses every top-level key of params (a mapping from a
+// REST request; nil for none) that a request may not set, naming each
+// under prefix. An unknown key is left to Decode.
+func (s ParamSpec) CheckRequest(params *yaml.Node, prefix string) error {
+	if params == nil || params.Kind != yaml.MappingNode {
+		return nil
+	}
+	var errs []error
+	for i := 0; i+1 < len(params.Content); i += 2 {
+		key := params.Content[i].Value
+		_, known := slices.BinarySearch(s.Keys, key)
+		switch {
+		case !known:
+		case !s.Allows(key):
+			errs = append(errs, &FieldError{Field: join(prefix, key), Err: ErrOperatorOnly})
+		case s.Check != nil:
+			if err := s.Check(key, params.Content[i+1]); err != nil {
+				errs = append(errs, &FieldError{Field: join(prefix, key), Err: err})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Overlay returns the mapping base with the keys of over put over it (a
+// key of over replaces the same key of base); either may be nil. Neither
+// is changed.
+func Overlay(base, over *yaml.Node) *yaml.Node {
+	if over == nil || over.Kind != yaml.MappingNode || len(over.Content) == 0 {
+		return base
+	}
+	if base != nil && base.Kind == yaml.DocumentNode && len(base.Content) == 1 {
+		base = base.Content[0]
+	}
+	if base == nil || base.Kind != yaml.MappingNode {
+		return over
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: base.Line, Column: base.Column}
+	replaced := map[string]bool{}
+	for i := 0; i+1 < len(over.Content); i += 2 {
+		replaced[over.Content[i].Value] = true
+	}
+	for i := 0; i+1 < len(base.Content); i += 2 {
+		if !replaced[base.Content[i].Value] {
+			out.Content = append(out.Content, base.Content[i], base.Content[i+1])
+		}
+	}
+	out.Content = append(out.Content, over.Content...)
+	return out
+}
