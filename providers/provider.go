@@ -17,6 +17,18 @@ import (
 	"github.com/toposcope/toposcope/topology"
 )
 
+// Caps on what a provider reads from a file or a command: a source
+// larger than this is refused (bounded.ErrTooLarge), not read into
+// memory.
+const (
+	// MaxSourceBytes caps a file or command output that describes a
+	// whole fabric (a model, ibnetdiscover output): 256 MiB.
+	MaxSourceBytes = 256 << 20
+	// MaxNodeOutputBytes caps one node's command output (nvidia-smi):
+	// 4 MiB.
+	MaxNodeOutputBytes = 4 << 20
+)
+
 // ErrUnavailable is wrapped when a provider's source cannot be reached or
 // answered with an error; the discovery may succeed if retried later.
 var ErrUnavailable = errors.New("topology source unavailable")

@@ -24,6 +24,7 @@ var rules = map[string]layer{
 	"keys":                {0, "lib"},
 	"internal/hostlist":   {0, "lib"},
 	"internal/atomicfile": {0, "lib"},
+	"internal/bounded":    {0, "lib"},
 	"internal/httpretry":  {0, "lib"},
 	"internal/config":     {0, "lib"},
 	"internal/kubeclient": {0, "lib"},

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
@@ -33,52 +30,6 @@ const DefaultHostPattern = `^(?P<host>\S+)\s+(?P<hca>\S+)$`
 // DefaultTimeout bounds one run of the ibnetdiscover command.
 const DefaultTimeout = 5 * time.Minute
 
-// Command is how to run ibnetdiscover. In YAML it is either a string,
-// run with `/bin/sh -c` (so it may hold ssh, sudo, quotes and pipes), or a
-// list of arguments run directly.
-type Command struct {
-	// Shell is the command line for /bin/sh -c; empty when Argv is used.
-	Shell string
-	// Argv is the program and its arguments.
-	Argv []string
-}
-
-// UnmarshalYAML accepts a string or a list of strings.
-func (c *Command) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		*c = Command{Shell: n.Value}
-		return nil
-	case yaml.SequenceNode:
-		var argv []string
-		if err := n.Decode(&argv); err != nil {
-			return err
-		}
-		*c = Command{Argv: argv}
-		return nil
-	}
-	return fmt.Errorf("line %d: command must be a string or a list of strings", n.Line)
-}
-
-// IsZero reports whether no command is set.
-func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
-
-// argv returns the arguments to execute.
-func (c Command) argv() []string {
-	if c.Shell != "" {
-		return []string{"/bin/sh", "-c", c.Shell}
-	}
-	return c.Argv
-}
-
-// String returns the command as configured, for messages.
-func (c Command) String() string {
-	if c.Shell != "" {
-		return c.Shell
-	}
-	return strings.Join(c.Argv, " ")
-}
-
 // Config is the infiniband provider's configuration. Exactly one of
 // Output, Command and OutputText is the source of ibnetdiscover output;
 // with none, the command `ibnetdiscover` is run.
@@ -89,7 +40,7 @@ type Config struct {
 	// Command runs ibnetdiscover and reads its standard output (the
 	// CLI's --ibnetdiscover-command), e.g. "ssh ib01 sudo ibnetdiscover"
 	// or "ibsim-run ibnetdiscover".
-	Command Command `yaml:"command,omitempty"`
+	Command config.Command `yaml:"command,omitempty"`
 	// OutputText is ibnetdiscover output given inline (examples, tests).
 	OutputText string `yaml:"outputText,omitempty"`
 	// Timeout bounds one run of Command (default DefaultTimeout).
@@ -131,7 +82,7 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	sources := 0
-	for _, set := range []bool{c.Output != "", !c.Command.IsZero(), c.OutputText != ""} {
+	for _, set := range []bool{c.Output != "", len(c.Command) > 0, c.OutputText != ""} {
 		if set {
 			sources++
 		}
@@ -139,9 +90,7 @@ func (c Config) Validate() error {
 	if sources > 1 {
 		errs = append(errs, config.Errorf("output", "output, command and outputText are alternatives: set one"))
 	}
-	if len(c.Command.Argv) > 0 && strings.TrimSpace(c.Command.Argv[0]) == "" {
-		errs = append(errs, config.Errorf("command", "the program (first element) is empty"))
-	}
+	errs = append(errs, c.Command.Check("command"))
 	if c.Timeout <= 0 {
 		errs = append(errs, config.Errorf("timeout", "must be positive, e.g. 5m"))
 	}

@@ -19,14 +19,14 @@ import (
 // realScenario is a cluster model, how to expand it into a physical
 // fabric, and the provider parameters to discover it with.
 type realScenario struct {
-	name    string
-	model   ibsim.ModelSpec
-	x       ibsim.Expansion
-	params  map[string]any
-	edit    func(f *ibsim.Fabric) error // hand-made changes to the fabric
-	shell   bool                        // run the command through /bin/sh -c
-	wantErr error
-	wantMsg string
+	name      string
+	model     ibsim.ModelSpec
+	x         ibsim.Expansion
+	params    map[string]any
+	edit      func(f *ibsim.Fabric) error // hand-made changes to the fabric
+	oneString bool                        // give the command as one string, split at spaces
+	wantErr   error
+	wantMsg   string
 	// fixture names testdata/ibsim-<fixture>.out, rewritten with -update.
 	fixture string
 }
@@ -71,8 +71,8 @@ func realScenarios() []realScenario {
 	return []realScenario{
 		{name: "two-tier fat tree, four redundant spines", model: twoTier(4, 4),
 			x: ibsim.Expansion{Redundancy: []int{0, 4}}, fixture: "fat-tree-2tier"},
-		{name: "two-tier fat tree through /bin/sh -c", model: twoTier(2, 2),
-			x: ibsim.Expansion{Redundancy: []int{0, 2}}, shell: true},
+		{name: "two-tier fat tree, command as one string", model: twoTier(2, 2),
+			x: ibsim.Expansion{Redundancy: []int{0, 2}}, oneString: true},
 		{name: "three-tier fat tree, pods and planes", model: threeTier(2, 2, 4),
 			x: ibsim.Expansion{Redundancy: []int{0, 2, 2}, Planes: true}, fixture: "fat-tree-3tier"},
 		{name: "three-tier fat tree, 256 hosts", model: threeTier(4, 4, 16),
@@ -137,8 +137,8 @@ func TestRealIbnetdiscover(t *testing.T) {
 				saveFixture(ctx, t, sim, sc.fixture)
 			}
 			params := map[string]any{"command": sim.Command(), "timeout": "1m"}
-			if sc.shell {
-				params["command"] = "IBSIM_SOCKNAME=" + sim.SocketName() + " ibsim-run ibnetdiscover"
+			if sc.oneString {
+				params["command"] = "env IBSIM_SOCKNAME=" + sim.SocketName() + " ibsim-run ibnetdiscover"
 			}
 			for k, v := range sc.params {
 				params[k] = v

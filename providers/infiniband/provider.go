@@ -19,11 +19,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
@@ -51,7 +51,7 @@ type Provider struct {
 }
 
 // New validates cfg and returns the provider. run executes Config.Command
-// (nil means ExecRunner); Config.Output is read with os.ReadFile.
+// (nil means ExecRunner); Config.Output is read with readSource.
 func New(cfg Config, deps providers.Deps, run Runner) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -64,14 +64,14 @@ func newProvider(cfg Config, deps providers.Deps, run Runner) (*Provider, error)
 	if run == nil {
 		run = ExecRunner{}
 	}
-	if cfg.Output == "" && cfg.OutputText == "" && cfg.Command.IsZero() {
-		cfg.Command = Command{Argv: []string{"ibnetdiscover"}}
+	if cfg.Output == "" && cfg.OutputText == "" && len(cfg.Command) == 0 {
+		cfg.Command = config.Command{"ibnetdiscover"}
 	}
 	d, err := newDescriber(cfg)
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{cfg: cfg, run: run, readFile: os.ReadFile, log: deps.Logger, desc: d, sel: newSelector(cfg)}
+	p := &Provider{cfg: cfg, run: run, readFile: readSource, log: deps.Logger, desc: d, sel: newSelector(cfg)}
 	p.cluster, p.nodes = clusterSet(cfg.Nodes)
 	return p, nil
 }
@@ -91,7 +91,7 @@ func (p *Provider) source(ctx context.Context) ([]byte, string, error) {
 	name := fmt.Sprintf("command %q", p.cfg.Command.String())
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	out, err := p.run.Run(ctx, p.cfg.Command.argv())
+	out, err := p.run.Run(ctx, p.cfg.Command)
 	if err != nil {
 		return nil, name, fmt.Errorf("%s: %w: %w", name, providers.ErrUnavailable, err)
 	}
@@ -194,3 +194,7 @@ func NewFactory() providers.Factory {
 		Params:  config.SpecOf(Config{}),
 	}
 }
+
+// readSource reads a saved ibnetdiscover output, capped at
+// providers.MaxSourceBytes.
+func readSource(path string) ([]byte, error) { return bounded.ReadFile(path, providers.MaxSourceBytes) }

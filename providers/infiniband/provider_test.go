@@ -28,8 +28,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}, ""},
 		{"file", func(c *Config) { c.Output = "/tmp/x.out" }, ""},
-		{"two sources", func(c *Config) { c.Output = "x"; c.Command = Command{Shell: "ibnetdiscover"} }, "output"},
-		{"empty program", func(c *Config) { c.Command = Command{Argv: []string{""}} }, "command"},
+		{"two sources", func(c *Config) { c.Output = "x"; c.Command = config.Command{"ibnetdiscover"} }, "output"},
+		{"empty program", func(c *Config) { c.Command = config.Command{""} }, "command"},
 		{"timeout", func(c *Config) { c.Timeout = 0 }, "timeout"},
 		{"host pattern syntax", func(c *Config) { c.HostPattern = "(" }, "hostPattern"},
 		{"host pattern without host group", func(c *Config) { c.HostPattern = `^(\S+)` }, "hostPattern"},
@@ -93,7 +93,7 @@ func TestCommandForms(t *testing.T) {
 		doc  string
 		argv []string
 	}{
-		{"command: ssh ib01 'sudo ibnetdiscover'", []string{"/bin/sh", "-c", "ssh ib01 'sudo ibnetdiscover'"}},
+		{"command: ssh ib01 sudo ibnetdiscover", []string{"ssh", "ib01", "sudo", "ibnetdiscover"}},
 		{"command: [ibsim-run, ibnetdiscover]", []string{"ibsim-run", "ibnetdiscover"}},
 		{"timeout: 1m", []string{"ibnetdiscover"}},
 	}
@@ -125,6 +125,13 @@ func TestFactory(t *testing.T) {
 	}
 	if _, err := f.New(n.Content[0], "params", providers.Deps{}); !errors.Is(err, config.ErrInvalid) {
 		t.Errorf("command mapping: %v", err)
+	}
+	// A command string with shell syntax is refused, not run by a shell.
+	if err := yaml.Unmarshal([]byte("command: \"ssh ib01 'sudo ibnetdiscover' | tee x\""), &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.New(n.Content[0], "params", providers.Deps{}); !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), "without a shell") {
+		t.Errorf("command with shell syntax: %v, want an invalid command run without a shell", err)
 	}
 	if err := yaml.Unmarshal([]byte("hcas: [mlx5_0]\nswitchIDs: nope\n"), &n); err != nil {
 		t.Fatal(err)

@@ -36,11 +36,11 @@ const (
 // Config is the nvlink provider's configuration. Exactly one of Command,
 // OutputDir, Outputs and Cliques is the source.
 type Config struct {
-	// Command is run with /bin/sh -c for each node, {node} replaced by
-	// the node name, e.g. "ssh {node} nvidia-smi -q" or "ssh {node}
-	// nvidia-smi --query-gpu=fabric.clusterUuid,fabric.cliqueId
-	// --format=csv,noheader".
-	Command string `yaml:"command,omitempty"`
+	// Command is run for each node, directly (no shell), with {node} in
+	// its arguments replaced by the node name, e.g. [ssh, "{node}",
+	// nvidia-smi, -q] or "ssh {node} nvidia-smi
+	// --query-gpu=fabric.clusterUuid,fabric.cliqueId --format=csv,noheader".
+	Command config.Command `yaml:"command,omitempty"`
 	// OutputDir holds saved nvidia-smi output, one file per node named
 	// <node>, <node>.csv or <node>.txt.
 	OutputDir string `yaml:"outputDir,omitempty"`
@@ -71,7 +71,7 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	n := 0
-	for _, set := range []bool{c.Command != "", c.OutputDir != "", len(c.Outputs) > 0, len(c.Cliques) > 0} {
+	for _, set := range []bool{len(c.Command) > 0, c.OutputDir != "", len(c.Outputs) > 0, len(c.Cliques) > 0} {
 		if set {
 			n++
 		}
@@ -82,7 +82,8 @@ func (c Config) Validate() error {
 	case n > 1:
 		errs = append(errs, config.Errorf("command", "command, outputDir, outputs and cliques are alternatives: set one"))
 	}
-	if c.Command != "" && !strings.Contains(c.Command, NodePlaceholder) {
+	errs = append(errs, c.Command.Check("command"))
+	if len(c.Command) > 0 && !strings.Contains(c.Command.String(), NodePlaceholder) {
 		errs = append(errs, config.Errorf("command", "must contain %s (where the node name goes)", NodePlaceholder))
 	}
 	for _, node := range sortedKeys(c.Outputs) {
@@ -124,19 +125,20 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// shellQuote quotes s for /bin/sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// command returns the shell command for one node.
-func (c Config) command(node string) string {
-	return strings.ReplaceAll(c.Command, NodePlaceholder, shellQuote(node))
+// command returns the arguments to run for one node.
+func (c Config) command(node string) []string {
+	argv := make([]string, len(c.Command))
+	for i, a := range c.Command {
+		argv[i] = strings.ReplaceAll(a, NodePlaceholder, node)
+	}
+	return argv
 }
 
 // describe names the source in messages.
 func (c Config) describe() string {
 	switch {
-	case c.Command != "":
-		return fmt.Sprintf("command %q", c.Command)
+	case len(c.Command) > 0:
+		return fmt.Sprintf("command %q", c.Command.String())
 	case c.OutputDir != "":
 		return "outputDir " + c.OutputDir
 	case len(c.Cliques) > 0:

@@ -11,20 +11,18 @@
 package nvlink
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
@@ -40,32 +38,19 @@ var ErrNoNodes = errors.New("no nodes to ask: set nodes or request a node list")
 // maxReported caps how many failed nodes an error lists.
 const maxReported = 10
 
-// Runner runs a shell command and returns its standard output.
+// Runner runs a command and returns its standard output.
 type Runner interface {
-	Run(ctx context.Context, shell string) ([]byte, error)
+	Run(ctx context.Context, argv []string) ([]byte, error)
 }
 
-// ShellRunner runs commands with /bin/sh -c.
-type ShellRunner struct{}
+// ExecRunner runs commands directly (no shell), each node's output capped
+// at providers.MaxNodeOutputBytes; a failure never quotes what the
+// command printed.
+type ExecRunner struct{}
 
-// Run executes shell; a non-zero exit is an error quoting the end of its
-// standard error.
-func (ShellRunner) Run(ctx context.Context, shell string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", shell)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w (%w)", ctx.Err(), err)
-		}
-		tail := bytes.TrimSpace(stderr.Bytes())
-		if len(tail) > 512 {
-			tail = tail[len(tail)-512:]
-		}
-		return nil, fmt.Errorf("%w: %s", err, tail)
-	}
-	return stdout.Bytes(), nil
+// Run executes argv.
+func (ExecRunner) Run(ctx context.Context, argv []string) ([]byte, error) {
+	return bounded.Run(ctx, argv, providers.MaxNodeOutputBytes)
 }
 
 // Provider reads NVLink domains.
@@ -77,7 +62,7 @@ type Provider struct {
 }
 
 // New validates cfg and returns the provider; run executes Config.Command
-// (nil means ShellRunner).
+// (nil means ExecRunner).
 func New(cfg Config, deps providers.Deps, run Runner) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -88,7 +73,7 @@ func New(cfg Config, deps providers.Deps, run Runner) (*Provider, error) {
 func newProvider(cfg Config, deps providers.Deps, run Runner) *Provider {
 	deps = deps.WithDefaults()
 	if run == nil {
-		run = ShellRunner{}
+		run = ExecRunner{}
 	}
 	p := &Provider{cfg: cfg, run: run, log: deps.Logger}
 	if cfg.Nodes != "" {
@@ -249,7 +234,7 @@ func (p *Provider) output(ctx context.Context, node string) ([]byte, bool, error
 		return []byte(v), ok, nil
 	case p.cfg.OutputDir != "":
 		for _, name := range []string{node, node + ".csv", node + ".txt"} {
-			data, err := os.ReadFile(filepath.Join(p.cfg.OutputDir, filepath.Base(name)))
+			data, err := bounded.ReadFile(filepath.Join(p.cfg.OutputDir, filepath.Base(name)), providers.MaxNodeOutputBytes)
 			if err == nil {
 				return data, true, nil
 			}

@@ -30,7 +30,8 @@ type fakeRunner struct {
 	seen []string
 }
 
-func (f *fakeRunner) Run(_ context.Context, shell string) ([]byte, error) {
+func (f *fakeRunner) Run(_ context.Context, argv []string) ([]byte, error) {
+	shell := strings.Join(argv, " ")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen = append(f.seen, shell)
@@ -106,16 +107,16 @@ func TestCommand(t *testing.T) {
 	gb := readFixture(t, "gb200-query.txt")
 	run := &fakeRunner{
 		out: map[string]string{
-			"ssh 'gpu01' nvidia-smi -q":       gb,
-			"ssh 'gpu02' nvidia-smi -q":       gb,
-			`ssh 'it'\''s' nvidia-smi -q`:     gb,
-			"ssh 'pending' nvidia-smi -q":     readFixture(t, "gb200-in-progress-query.txt"),
-			"ssh 'garbled' nvidia-smi -q":     "Segmentation fault\n",
-			"ssh 'mixed' nvidia-smi -q":       readFixture(t, "gb200-mixed.csv"),
-			"ssh 'l40s' nvidia-smi -q":        readFixture(t, "pcie-query.txt"),
-			"ssh 'one-pending' nvidia-smi -q": readFixture(t, "gb200-one-pending-query.txt"),
+			"ssh gpu01 nvidia-smi -q":       gb,
+			"ssh gpu02 nvidia-smi -q":       gb,
+			"ssh it's nvidia-smi -q":        gb,
+			"ssh pending nvidia-smi -q":     readFixture(t, "gb200-in-progress-query.txt"),
+			"ssh garbled nvidia-smi -q":     "Segmentation fault\n",
+			"ssh mixed nvidia-smi -q":       readFixture(t, "gb200-mixed.csv"),
+			"ssh l40s nvidia-smi -q":        readFixture(t, "pcie-query.txt"),
+			"ssh one-pending nvidia-smi -q": readFixture(t, "gb200-one-pending-query.txt"),
 		},
-		err: map[string]error{"ssh 'down' nvidia-smi -q": errors.New("exit status 255: ssh: connect to host down port 22: No route to host")},
+		err: map[string]error{"ssh down nvidia-smi -q": errors.New("exit status 255: ssh: connect to host down port 22: No route to host")},
 	}
 	tests := []struct {
 		name    string
@@ -126,7 +127,7 @@ func TestCommand(t *testing.T) {
 		domains int
 	}{
 		{"reachable nodes", []string{"gpu01", "gpu02", "l40s", "one-pending"}, FailedNodesError, nil, "", 1},
-		{"node names are shell-quoted", []string{"it's"}, FailedNodesError, nil, "", 1},
+		{"node names pass as one argument", []string{"it's"}, FailedNodesError, nil, "", 1},
 		{"unreachable node fails", []string{"gpu01", "down"}, FailedNodesError, providers.ErrUnavailable, "node down: topology source unavailable: exit status 255", 0},
 		{"fabric not ready fails", []string{"pending"}, FailedNodesError, ErrFabricNotReady, "node pending:", 0},
 		{"garbled output fails", []string{"garbled"}, FailedNodesError, ErrSyntax, "node garbled:", 0},
@@ -137,7 +138,7 @@ func TestCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := DefaultConfig()
-			cfg.Command, cfg.FailedNodes, cfg.Parallel = "ssh {node} nvidia-smi -q", tt.failed, 2
+			cfg.Command, cfg.FailedNodes, cfg.Parallel = config.Command{"ssh", "{node}", "nvidia-smi", "-q"}, tt.failed, 2
 			var logs bytes.Buffer
 			p, err := New(cfg, providers.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, run)
 			if err != nil {
@@ -190,7 +191,7 @@ func TestCliquesAndRequests(t *testing.T) {
 func TestNoNodes(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
-	cfg.Command = "ssh {node} nvidia-smi -q"
+	cfg.Command = config.Command{"ssh", "{node}", "nvidia-smi", "-q"}
 	p, err := New(cfg, providers.Deps{}, &fakeRunner{})
 	if err != nil {
 		t.Fatal(err)
@@ -212,10 +213,10 @@ func TestConfigValidate(t *testing.T) {
 		edit  func(c *Config)
 		field string
 	}{
-		{"command", func(c *Config) { c.Command = "ssh {node} nvidia-smi -q" }, ""},
+		{"command", func(c *Config) { c.Command = config.Command{"ssh", "{node}", "nvidia-smi", "-q"} }, ""},
 		{"no source", func(*Config) {}, "command"},
-		{"two sources", func(c *Config) { c.Command, c.OutputDir = "x {node}", "d" }, "command"},
-		{"no placeholder", func(c *Config) { c.Command = "nvidia-smi -q" }, "command"},
+		{"two sources", func(c *Config) { c.Command, c.OutputDir = config.Command{"x", "{node}"}, "d" }, "command"},
+		{"no placeholder", func(c *Config) { c.Command = config.Command{"nvidia-smi", "-q"} }, "command"},
 		{"bad clique", func(c *Config) { c.Cliques = map[string]string{"n1": "nope"} }, "cliques.n1"},
 		{"bad node name", func(c *Config) { c.Outputs = map[string]string{"a b": ""} }, "outputs.a b"},
 		{"format", func(c *Config) { c.OutputDir, c.Format = "d", "xml" }, "format"},

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
+	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -121,7 +121,7 @@ func Load(nameOrPath string) (*Model, error) {
 			return loadBundled(name)
 		}
 	}
-	data, err := os.ReadFile(nameOrPath)
+	data, err := bounded.ReadFile(nameOrPath, providers.MaxSourceBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("model %q is neither a bundled model (%s) nor a file: %w",
 			nameOrPath, strings.Join(bundledNames(), ", "), err)

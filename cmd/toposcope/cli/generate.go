@@ -98,7 +98,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 	f.StringVar(&o.output, "output", "", "engine output file (written atomically); default standard output")
 	f.BoolVar(&o.reconfigure, "reconfigure", false, "slurm engine: run `scontrol reconfigure` after writing --output")
 	f.StringVar(&o.ibOutput, "ibnetdiscover-output", "", "infiniband provider: read saved ibnetdiscover output from FILE")
-	f.StringVar(&o.ibCommand, "ibnetdiscover-command", "", "infiniband provider: run CMD (through /bin/sh -c) to get ibnetdiscover output")
+	f.StringVar(&o.ibCommand, "ibnetdiscover-command", "", "infiniband provider: run CMD (split at spaces and run without a shell, e.g. 'ssh head1 ibnetdiscover') to get ibnetdiscover output")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubernetes engines: kubeconfig file (default: in-cluster, then $KUBECONFIG)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "Kubernetes engines: print the changes without writing")
 	f.StringVar(&o.nodes, "nodes", "", "only these nodes (a Slurm hostlist, e.g. gpu[001-064])")
