@@ -124,11 +124,15 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// require lets a request through when its bearer token has the scope, or
-// when no tokens are configured.
+// require lets a request through when its bearer token has the scope.
+// With no tokens configured every read is let through, and a write only
+// when the service listens on loopback alone.
 func (h *handlers) require(scope Scope) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if h.tokens == nil {
+			if scope >= ScopeWrite && !loopbackOnly(h.Config.Listen) {
+				h.fail(c, errWritesLocal)
+			}
 			return
 		}
 		auth := c.GetHeader("Authorization")

@@ -33,7 +33,7 @@ var listening = regexp.MustCompile(`listening on (https?://\S+)`)
 func startService(t *testing.T, bin, cfgPath string) *serveProc {
 	t.Helper()
 	s := &serveProc{t: t, stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	s.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug")
+	s.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug", "--allow-root")
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -84,6 +84,9 @@ func (s *serveProc) call(method, path, body string) (int, string) {
 		s.t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+writeToken)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)

@@ -53,6 +53,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusUnauthorized, "unauthorized"
 	case errors.Is(err, errForbidden):
 		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, errCrossSite), errors.Is(err, errWritesLocal):
+		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, errMediaType):
+		return http.StatusUnsupportedMediaType, "unsupported_media_type"
 	case errors.Is(err, errNoRoute):
 		return http.StatusNotFound, "no_route"
 	case errors.Is(err, errNoMethod):

@@ -67,6 +67,7 @@ type stack struct {
 type stackOpts struct {
 	model    []byte // model file contents; a generated fat tree if nil
 	provider string // the configured provider; sim on the model if empty
+	listen   string // server.listen; the default (loopback) if empty
 	tokens   string
 	engines  string // YAML list of engines
 	publish  bool
@@ -122,6 +123,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	cfg.Server.MaxBodyBytes = 64 << 10
 	cfg.Server.MaxConcurrentDiscoveries = 2
 	cfg.Server.Publish = o.publish
+	if o.listen != "" {
+		cfg.Server.Listen = o.listen
+	}
 	s.metrics = prometheus.NewRegistry()
 	svc, err := service.New(context.Background(), cfg, service.Deps{Registry: registry.Default(), Logger: log, Metrics: s.metrics})
 	if err != nil {
@@ -164,6 +168,9 @@ func (s *stack) do(method, target, body string, header ...string) *httptest.Resp
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, target, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // as every API client sends it
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

@@ -101,7 +101,7 @@ func New(d Deps) (*gin.Engine, error) {
 	r.ContextWithFallback = true
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false
-	r.Use(h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), h.limitBody)
+	r.Use(h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), h.limitBody, h.guardWrites)
 	r.NoRoute(func(c *gin.Context) { h.fail(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { h.fail(c, errNoMethod) })
 	h.routes(r)

@@ -59,7 +59,7 @@ var listeningOn = regexp.MustCompile(`listening on (https?://\S+)`)
 func startReplica(t *testing.T, bin, cfgPath string) *replica {
 	t.Helper()
 	r := &replica{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
-	r.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug")
+	r.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug", "--allow-root")
 	r.cmd.Stderr = r.stderr
 	out, err := r.cmd.StdoutPipe()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,6 +49,8 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// Registry lists the providers and engines; registry.Default() if nil.
 	Registry *plugins.Registry
+	// Geteuid returns the effective user ID; os.Geteuid if nil.
+	Geteuid func() int
 }
 
 // Main runs the CLI with args (without the program name) and returns the
@@ -55,6 +58,9 @@ type Env struct {
 func Main(ctx context.Context, args []string, env Env) int {
 	if env.Registry == nil {
 		env.Registry = registry.Default()
+	}
+	if env.Geteuid == nil {
+		env.Geteuid = os.Geteuid
 	}
 	root := newRoot(&env)
 	root.SetArgs(args)

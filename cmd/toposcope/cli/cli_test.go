@@ -117,3 +117,16 @@ func TestGenerateToFileAndBack(t *testing.T) {
 		t.Fatalf("output file: %v %q", err, data)
 	}
 }
+
+// TestServeRefusesRoot: serve as root without --allow-root exits 2 and
+// says what it needs instead; with the flag, or as another user, the
+// check passes.
+func TestServeRefusesRoot(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	root := func() int { return 0 }
+	code := cli.Main(context.Background(), []string{"serve", "--listen", "127.0.0.1:0"}, cli.Env{Stdout: &out, Stderr: &errb, Geteuid: root})
+	if code != cli.ExitUsage || !strings.Contains(errb.String(), "refuses to run as root") || !strings.Contains(errb.String(), "--allow-root") {
+		t.Fatalf("exit %d, stderr %q; want %d naming --allow-root", code, errb.String(), cli.ExitUsage)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,6 +26,7 @@ type serveOptions struct {
 	storePath  string
 	model      string
 	interval   time.Duration
+	allowRoot  bool
 }
 
 func newServeCmd(env *Env, root *rootOptions) *cobra.Command {
@@ -53,6 +55,9 @@ triggers, the store, tokens and TLS (see docs/service.md and docs/api.md).`,
 			if err != nil {
 				return err
 			}
+			if err := checkUser(env.Geteuid(), o.allowRoot); err != nil {
+				return err
+			}
 			return runServe(cmd.Context(), env, cfg, log)
 		},
 	}
@@ -62,6 +67,7 @@ triggers, the store, tokens and TLS (see docs/service.md and docs/api.md).`,
 	f.StringVar(&o.storePath, "store", "", "store file (default $XDG_STATE_HOME/toposcope/toposcope.db)")
 	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
 	f.DurationVar(&o.interval, "interval", 0, "time between discoveries (overrides discovery.interval)")
+	f.BoolVar(&o.allowRoot, "allow-root", false, "run as root (refused otherwise: the service needs no more than its store, the files it writes, and a Slurm operator account for reconfigure)")
 	return cmd
 }
 
@@ -186,4 +192,19 @@ func printWhere(env *Env, cfg *config.File, addr net.Addr, loop *service.Loop, s
 		fmt.Fprintf(env.Stdout, "  %-11s %s%s\n", l[0]+":", base, l[1])
 	}
 	fmt.Fprintf(env.Stdout, "  %-11s %s\n", "store:", storePath)
+}
+
+// ErrRoot is returned when serve would run as root without --allow-root.
+var ErrRoot = errors.New("toposcope serve refuses to run as root")
+
+// checkUser refuses euid 0 unless allowRoot: the service writes a
+// topology file and its store, and reaches Slurm and Kubernetes with
+// their own credentials; none of that needs root (see docs/service.md).
+func checkUser(euid int, allowRoot bool) error {
+	if euid != 0 || allowRoot {
+		return nil
+	}
+	return fmt.Errorf("%w: run it as a dedicated user that may write its store and the topology file "+
+		"(a Slurm operator, e.g. `sacctmgr add user toposcope adminlevel=operator`, for scontrol reconfigure), "+
+		"or pass --allow-root: %w", ErrRoot, ErrUsage)
 }

@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toposcope/toposcope/internal/registry"
+)
+
+// TestAttackOperatorKeys sends, for every registered provider and engine,
+// every key that only the operator may set, with values that would run a
+// command, write or read a file, or reach another host. Each request is
+// refused with 403 naming the key, and nothing runs or is written: the
+// canary file that each command or output would create stays absent.
+func TestAttackOperatorKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	canary := filepath.Join(dir, "canary")
+	s := newStack(t, stackOpts{publish: true, engines: "[{name: slurm, params: {output: " + filepath.Join(dir, "topology.conf") + "}}]"})
+	value := fmt.Sprintf(`["/bin/sh","-c","touch %s"]`, canary)
+	attacks := 0
+	for _, f := range registry.Providers() {
+		for _, k := range f.Params.Keys {
+			if f.Params.Allows(k) {
+				continue
+			}
+			for _, v := range []string{value, `"` + canary + `"`, `"http://127.0.0.1:1/` + k + `"`} {
+				body := fmt.Sprintf(`{"provider":{"name":"sim","params":{%q:%s}},"engine":{"name":"slurm"}}`, k, v)
+				if f.Name != "sim" {
+					// Another provider than the configured one is refused
+					// before its keys are looked at.
+					body = fmt.Sprintf(`{"provider":{"name":%q,"params":{%q:%s}},"engine":{"name":"slurm"}}`, f.Name, k, v)
+				}
+				attacks++
+				w := s.do(http.MethodPost, "/v1/generate", body)
+				if w.Code != http.StatusForbidden {
+					t.Errorf("provider %s key %s = %d %s, want 403", f.Name, k, w.Code, w.Body)
+				}
+			}
+		}
+	}
+	for _, f := range registry.Engines() {
+		for _, k := range f.Params.Keys {
+			if f.Params.Allows(k) {
+				continue
+			}
+			for _, v := range []string{value, `"` + canary + `"`, "true"} {
+				attacks++
+				body := fmt.Sprintf(`{"provider":{"name":"sim"},"engine":{"name":%q,"params":{%q:%s}}}`, f.Name, k, v)
+				w := s.do(http.MethodPost, "/v1/generate", body)
+				if w.Code != http.StatusForbidden || errorOf(t, w).Field != "engine.params."+k {
+					t.Errorf("engine %s key %s = %d %s, want 403 on engine.params.%s", f.Name, k, w.Code, w.Body, k)
+				}
+				w = s.do(http.MethodGet, "/v1/render/"+f.Name+"?"+k+"="+canary, "")
+				if w.Code != http.StatusForbidden {
+					t.Errorf("render %s?%s = %d %s, want 403", f.Name, k, w.Code, w.Body)
+				}
+			}
+		}
+	}
+	if attacks < 100 {
+		t.Fatalf("only %d attacks: the registry's specs are not what this test expects", attacks)
+	}
+	s.reqs.Close()
+	if _, err := os.Stat(canary); !os.IsNotExist(err) {
+		t.Fatalf("the canary exists (%v): a request ran a command or wrote a file", err)
+	}
+}
+
+// TestAttackPaths: a request may name a bundled model, never a file,
+// however it is spelled; the answer never quotes the file.
+func TestAttackPaths(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	for _, model := range []string{"/etc/passwd", "../../../../etc/passwd", "/dev/zero", "/proc/self/environ", "small-tree/../../etc/passwd"} {
+		w := s.do(http.MethodPost, "/v1/generate", `{"provider":{"name":"sim","params":{"model":"`+model+`"}},"engine":{"name":"slurm"}}`)
+		if w.Code != http.StatusForbidden || strings.Contains(w.Body.String(), "root:") {
+			t.Errorf("model %s = %d %s, want 403", model, w.Code, w.Body)
+		}
+	}
+}
+
+// TestAttackBrowsers: a web page cannot drive the API: cross-site and
+// cross-origin writes, form and text/plain bodies are refused, and a
+// CORS preflight is never granted.
+func TestAttackBrowsers(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	body := `{"provider":{"name":"sim"},"engine":{"name":"slurm"}}`
+	tests := []struct {
+		name   string
+		header []string
+		status int
+	}{
+		{"cross-site fetch", []string{"Content-Type", "application/json", "Sec-Fetch-Site", "cross-site"}, 403},
+		{"same-site other origin", []string{"Content-Type", "application/json", "Sec-Fetch-Site", "same-site"}, 403},
+		{"foreign Origin", []string{"Content-Type", "application/json", "Origin", "http://evil.example"}, 403},
+		{"null Origin", []string{"Content-Type", "application/json", "Origin", "null"}, 403},
+		{"text/plain", []string{"Content-Type", "text/plain"}, 415},
+		{"form", []string{"Content-Type", "application/x-www-form-urlencoded"}, 415},
+		{"multipart", []string{"Content-Type", "multipart/form-data; boundary=x"}, 415},
+		{"same origin", []string{"Content-Type", "application/json", "Origin", "http://example.com", "Sec-Fetch-Site", "same-origin"}, 202},
+		{"curl", []string{"Content-Type", "application/json; charset=utf-8"}, 202},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := s.do(http.MethodPost, "/v1/generate", body, tt.header...)
+			if w.Code != tt.status {
+				t.Errorf("status = %d %s, want %d", w.Code, w.Body, tt.status)
+			}
+		})
+	}
+	w := s.do(http.MethodOptions, "/v1/generate", "", "Origin", "http://evil.example", "Access-Control-Request-Method", "POST")
+	if w.Code < 400 || w.Header().Get("Access-Control-Allow-Origin") != "" || w.Header().Get("Access-Control-Allow-Methods") != "" {
+		t.Errorf("preflight = %d %v, want a refusal with no CORS permission", w.Code, w.Header())
+	}
+}
+
+// TestWritesNeedTokensBeyondLoopback: with no tokens, a service that
+// listens beyond loopback serves reads and refuses every write.
+func TestWritesNeedTokensBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{listen: "0.0.0.0:0"})
+	s.discover()
+	if w := s.do(http.MethodGet, "/v1/status", ""); w.Code != http.StatusOK {
+		t.Errorf("read = %d", w.Code)
+	}
+	for _, r := range [][2]string{{http.MethodPost, "/v1/generate"}, {http.MethodPost, "/v1/discover"}, {http.MethodPut, "/v1/budgets"}, {http.MethodPost, "/v1/ledger"}} {
+		if w := s.do(r[0], r[1], `{}`); w.Code != http.StatusForbidden {
+			t.Errorf("%s %s = %d %s, want 403", r[0], r[1], w.Code, w.Body)
+		}
+	}
+}
