@@ -111,6 +111,41 @@ type decoder struct {
 	domains           []rawDomain
 	groups            []rawGroup
 	expanded          int // names expanded so far
+	// budget caps the YAML elements the decoder visits, aliases followed:
+	// a few aliases are fine, an alias bomb is not (spend).
+	budget, spent int
+	overBudget    bool
+}
+
+// minBudget is the least element budget of a model; larger documents get
+// budgetFactor elements per element they hold.
+const (
+	minBudget    = 1_000_000
+	budgetFactor = 4
+)
+
+// spend charges n visited elements; past the budget it records one error
+// (at line) and returns false, and the caller stops.
+func (d *decoder) spend(n, line int) bool {
+	if d.overBudget {
+		return false
+	}
+	if d.spent += n; d.spent > d.budget {
+		d.overBudget = true
+		d.add("(document)", line, "YAML aliases expand to more than %d elements: refusing to expand further", d.budget)
+		return false
+	}
+	return true
+}
+
+// countNodes counts the elements of the document as written (aliases not
+// followed).
+func countNodes(n *yaml.Node) int {
+	c := 1
+	for _, k := range n.Content {
+		c += countNodes(k)
+	}
+	return c
 }
 
 // decodeDocument parses data as one YAML document whose root is a mapping.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -181,5 +182,22 @@ nodes:
 	leaf, ok := g.Switch("leaf.a")
 	if !ok || leaf.DisplayName != "Leaf A" || leaf.LinkSpeedGbps != 1000 || leaf.Parent != "top switch" {
 		t.Errorf("leaf = %+v", leaf)
+	}
+}
+
+// TestAliasBomb: a model whose aliases nest ten-fold seven times (10^7
+// switches once expanded) is refused after a bounded amount of work,
+// naming the line.
+func TestAliasBomb(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("name: bomb\nswitches:\n  - &s0 {id: s0, nodes: 'gpu[1-2]'}\n")
+	for i := 1; i < 8; i++ {
+		refs := strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*s%d, ", i-1), 10), ", ")
+		fmt.Fprintf(&b, "  - &s%d {id: s%d, children: [%s]}\n", i, i, refs)
+	}
+	_, err := Parse([]byte(b.String()), "bomb")
+	if err == nil || !strings.Contains(err.Error(), "YAML aliases expand to more than") {
+		t.Fatalf("Parse(alias bomb) = %v, want the alias budget error", err)
 	}
 }

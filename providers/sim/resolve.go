@@ -17,7 +17,7 @@ func Parse(data []byte, source string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", source, err)
 	}
-	d := &decoder{}
+	d := &decoder{budget: max(minBudget, budgetFactor*countNodes(root))}
 	d.model(root)
 	if d.failed() {
 		return nil, fmt.Errorf("model %s: %w", source, d.err())

@@ -27,6 +27,9 @@ func (d *decoder) mapping(n *yaml.Node, path, known string, fn func(key string, 
 		d.add(orDocument(path), n.Line, "must be a mapping, not %s", kindName(n))
 		return
 	}
+	if !d.spend(len(n.Content)/2+1, n.Line) {
+		return
+	}
 outer:
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], deref(n.Content[i+1])
@@ -45,7 +48,7 @@ outer:
 // sequence reports whether n is a sequence, reporting it when not.
 func (d *decoder) sequence(n *yaml.Node, path string) bool {
 	if n.Kind == yaml.SequenceNode {
-		return true
+		return d.spend(len(n.Content)+1, n.Line)
 	}
 	if isNull(n) {
 		return false // an empty list
@@ -90,6 +93,9 @@ func (d *decoder) hostlist(v *yaml.Node, path, key string, keyLine int) hostExpr
 	case v.Kind == yaml.ScalarNode && !isNull(v):
 		h.expr = strings.TrimSpace(v.Value)
 	case v.Kind == yaml.SequenceNode:
+		if !d.spend(len(v.Content)+1, v.Line) {
+			return h
+		}
 		parts := make([]string, 0, len(v.Content))
 		for _, item := range v.Content {
 			item = deref(item)
