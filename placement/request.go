@@ -47,6 +47,13 @@ func (r *Request) Total() int {
 	return r.GPUs
 }
 
+// Bounds of a request: beyond them a request names no real cluster, and
+// Nodes×GPUsPerNode stays far from overflowing.
+const (
+	MaxRequestNodes = 1 << 20
+	MaxGPUsPerNode  = 1 << 10
+)
+
 // Validate reports an inconsistent request.
 func (r *Request) Validate() error {
 	var errs []error
@@ -63,6 +70,9 @@ func (r *Request) Validate() error {
 		bad("nodes needs gpusPerNode")
 	case r.Nodes < 0 || r.GPUs < 0 || r.GPUsPerNode < 0:
 		bad("gpus, nodes and gpusPerNode must not be negative")
+	case r.Nodes > MaxRequestNodes || r.GPUsPerNode > MaxGPUsPerNode || r.GPUs > MaxRequestNodes*MaxGPUsPerNode:
+		bad("nodes (at most %d), gpusPerNode (at most %d) and gpus (at most %d) are beyond any cluster",
+			MaxRequestNodes, MaxGPUsPerNode, MaxRequestNodes*MaxGPUsPerNode)
 	case r.Total() == 0:
 		bad("request no GPUs")
 	}

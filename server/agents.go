@@ -1,8 +1,6 @@
 package server
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -83,18 +81,8 @@ func decodeFacts(body io.Reader) (agent.Facts, error) {
 	if body == nil {
 		return f, badParam("body", "is required")
 	}
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return f, &service.RequestError{Field: "body", Err: err}
-	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return f, &service.RequestError{Field: "body", Err: err}
-		}
-		return f, badParam("body", "trailing data after the JSON object")
+	if err := decodeStrict(body, &f); err != nil {
+		return f, err
 	}
 	if f.GPUs < 0 {
 		return f, badParam("gpus", "must not be negative")

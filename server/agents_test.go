@@ -25,7 +25,7 @@ func TestPutAgentRejectsBadReports(t *testing.T) {
 		name, path, body, field string
 	}{
 		{"path and body disagree", "/v1/agents/gpu01", `{"node":"gpu02"}`, "node"},
-		{"unknown field", "/v1/agents/gpu01", `{"node":"gpu01","gpu":4}`, "body"},
+		{"unknown field", "/v1/agents/gpu01", `{"node":"gpu01","gpu":4}`, "gpu"},
 		{"not JSON", "/v1/agents/gpu01", `node: gpu01`, "body"},
 		{"trailing data", "/v1/agents/gpu01", `{"node":"gpu01"} {}`, "body"},
 		{"negative GPUs", "/v1/agents/gpu01", `{"node":"gpu01","gpus":-1}`, "gpus"},

@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/placement"
-	"github.com/toposcope/toposcope/service"
 )
 
 // placementRequest is the body of POST /v1/placements: a request plus
@@ -47,8 +46,8 @@ func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ..
 // placements answers POST /v1/placements with ranked, explained candidates.
 func (h *handlers) placements(c *gin.Context) {
 	var req placementRequest
-	if err := c.ShouldBindJSON(&req); err != nil {
-		h.fail(c, &service.RequestError{Field: "body", Err: err})
+	if err := decodeStrict(c.Request.Body, &req); err != nil {
+		h.fail(c, err)
 		return
 	}
 	cfg := placement.DefaultConfig()
@@ -106,8 +105,8 @@ func (h *handlers) ledger(c *gin.Context) {
 // appendLedger answers POST /v1/ledger: {"records": [...]} is appended.
 func (h *handlers) appendLedger(c *gin.Context) {
 	var l placement.Ledger
-	if err := c.ShouldBindJSON(&l); err != nil {
-		h.fail(c, &service.RequestError{Field: "body", Err: err})
+	if err := decodeStrict(c.Request.Body, &l); err != nil {
+		h.fail(c, err)
 		return
 	}
 	if err := h.Placement.Append(l.Records); err != nil {
@@ -130,8 +129,8 @@ func (h *handlers) budgets(c *gin.Context) {
 // putBudgets answers PUT /v1/budgets: the tree is replaced.
 func (h *handlers) putBudgets(c *gin.Context) {
 	var b placement.Budgets
-	if err := c.ShouldBindJSON(&b); err != nil {
-		h.fail(c, &service.RequestError{Field: "body", Err: err})
+	if err := decodeStrict(c.Request.Body, &b); err != nil {
+		h.fail(c, err)
 		return
 	}
 	if err := h.Placement.SetBudgets(&b); err != nil {
