@@ -61,3 +61,55 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 		t.Errorf("temporary file left behind: %v", entries)
 	}
 }
+
+// TestWriteThroughSymlink: a link to the real file stays a link, and the
+// file it points to (elsewhere, through a relative link, or not yet
+// existing) gets the content.
+func TestWriteThroughSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(shared, "topology.conf")
+	for _, tt := range []struct{ name, dest string }{{"absolute", real}, {"relative", "shared/topology.conf"}} {
+		link := filepath.Join(dir, tt.name+".conf")
+		if err := os.Symlink(tt.dest, link); err != nil {
+			t.Fatal(err)
+		}
+		want := "via " + tt.name + "\n"
+		if _, err := atomicfile.Write(link, []byte(want), 0o644); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: the link was replaced (%v, %v)", tt.name, info.Mode(), err)
+		}
+		if got, err := os.ReadFile(real); err != nil || string(got) != want {
+			t.Errorf("%s: target holds %q, %v; want %q", tt.name, got, err, want)
+		}
+	}
+}
+
+// TestWriteDevicesAndDirectories: a character device is written in place
+// and stays a device; a directory is refused.
+func TestWriteDevicesAndDirectories(t *testing.T) {
+	t.Parallel()
+	if _, err := atomicfile.Write(os.DevNull, []byte("x"), 0o644); err != nil {
+		t.Fatalf("write %s: %v", os.DevNull, err)
+	}
+	if info, err := os.Stat(os.DevNull); err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a device: %v %v", os.DevNull, info.Mode(), err)
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, "null")
+	if err := os.Symlink(os.DevNull, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := atomicfile.Write(link, []byte("x"), 0o644); err != nil {
+		t.Fatalf("write through a link to %s: %v", os.DevNull, err)
+	}
+	if _, err := atomicfile.Write(dir, []byte("x"), 0o644); err == nil {
+		t.Error("writing over a directory succeeded")
+	}
+}
