@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Limiter bounds the discoveries running at once, the loop's and the
-// API's together.
+// Limiter bounds the discoveries running at once: the API requests share
+// one, the discovery loop has one of its own.
 type Limiter struct {
 	slots chan struct{}
 }

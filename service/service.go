@@ -103,9 +103,10 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err != nil {
 		return nil, err
 	}
-	limiter := NewLimiter(cfg.Server.MaxConcurrentDiscoveries)
+	// The loop keeps a slot of its own: queued API requests never delay
+	// the service's own discovery.
 	s.Loop, err = NewLoop(LoopDeps{
-		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: limiter, Now: deps.Now,
+		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: NewLimiter(1), Now: deps.Now,
 		Provider: cfg.Provider, Engines: cfg.Engines, Config: cfg.Discovery, Retention: cfg.Store.Retention,
 		Stdout: deps.Stdout, KubeGuard: kube.NewShrinkGuard(cfg.Discovery.ShrinkGuard),
 	})
@@ -116,8 +117,8 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 		return nil, err
 	}
 	s.Requests = NewRequests(RequestsDeps{
-		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: limiter, Now: deps.Now,
-		Server: cfg.Server, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
+		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Now: deps.Now,
+		Limiter: NewLimiter(cfg.Server.MaxConcurrentDiscoveries), Server: cfg.Server, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
 	})
 	if err := s.Requests.Resume(ctx); err != nil {
 		deps.Logger.Warn("some pending requests could not be resumed", "err", err)

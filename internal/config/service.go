@@ -34,8 +34,9 @@ type Server struct {
 	IdleTimeout time.Duration `yaml:"idleTimeout"`
 	// ShutdownTimeout bounds graceful shutdown (default 15s).
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
-	// MaxConcurrentDiscoveries bounds discoveries running at once, the
-	// discovery loop's and the API's together (default 2).
+	// MaxConcurrentDiscoveries bounds the API requests' discoveries
+	// running at once (default 2); the discovery loop has a slot of its
+	// own beside them, so queued requests never delay it.
 	MaxConcurrentDiscoveries int `yaml:"maxConcurrentDiscoveries"`
 	// MaxQueuedRequests bounds POST /v1/generate requests accepted but
 	// not finished; beyond it the API answers 429 (default 64).
