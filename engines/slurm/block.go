@@ -25,7 +25,7 @@ type blockOptions struct {
 	version Version
 	sizes   []int             // configured BlockSizes; nil means inferred
 	include func(string) bool // node filter; nil keeps every node
-	small   string            // SmallBlocksError or SmallBlocksDrop
+	small   string            // "", SmallBlocksError or SmallBlocksDrop
 	what    string            // names the topology in messages
 }
 
@@ -41,6 +41,7 @@ type blockPlan struct {
 	base     int   // base block size in nodes
 	sizes    []int // BlockSizes, in nodes, base first
 	inferred bool  // sizes were inferred, not configured
+	baseFrom string // where the base size comes from, for messages
 	// omitted are inferred sizes left out because their aggregates would
 	// split a switch (Slurm before 25.05 has no padding blocks).
 	omitted []int
@@ -119,12 +120,16 @@ func planBlocks(g *topology.Graph, o blockOptions) (*blockPlan, error) {
 // to write.
 func (p *blockPlan) applyVersionRules(doms []fabricDomain, o blockOptions) ([]fabricDomain, error) {
 	src := "blockSizes[0]"
+	v := o.version
 	if p.inferred {
-		p.base, src = commonSize(doms), "the most common domain size"
+		var err error
+		if p.base, src, err = inferBase(doms, o); err != nil {
+			return nil, err
+		}
+		p.baseFrom = src
 	} else {
 		p.base = o.sizes[0]
 	}
-	v := o.version
 	if v.AtLeast(V2505) {
 		return doms, nil
 	}
@@ -151,6 +156,55 @@ func (p *blockPlan) applyVersionRules(doms []fabricDomain, o blockOptions) ([]fa
 		return nil, fmt.Errorf("%s: every block is smaller than the base block size %d (%s), so no block is left for Slurm %s: %w", o.what, p.base, src, v, engines.ErrInexpressible)
 	}
 	return kept, nil
+}
+
+// inferBase chooses the base block size when none is configured: one that
+// keeps every domain for the target version. From 25.05 any size is kept
+// and the base is the most common domain size; 24.05 and 24.11 keep
+// blocks larger than the base, so the base is the smallest domain; 23.11
+// keeps only blocks of exactly the base size, so domains of different
+// sizes cannot all be kept, and that is an error naming the nodes the
+// most common size would lose. An explicit smallBlocks (drop or error)
+// takes the most common size: the operator chose to drop or to refuse.
+func inferBase(doms []fabricDomain, o blockOptions) (int, string, error) {
+	v := o.version
+	switch {
+	case v.AtLeast(V2505), o.small == SmallBlocksDrop:
+		return commonSize(doms), "the most common domain size", nil
+	case v.AtLeast(V2405):
+		if least := smallestSize(doms); least != commonSize(doms) {
+			return least, "the smallest domain size, so that every block is kept", nil
+		}
+		return commonSize(doms), "the most common domain size", nil
+	}
+	base := commonSize(doms)
+	var lost []string
+	sizes := map[int]bool{}
+	for i := range doms {
+		sizes[len(doms[i].nodes)] = true
+		if len(doms[i].nodes) != base {
+			lost = append(lost, doms[i].nodes...)
+		}
+	}
+	if len(lost) == 0 || o.small != "" {
+		return base, "the most common domain size", nil
+	}
+	hostlist.Sort(lost)
+	return 0, "", fmt.Errorf("%s: the NVLink domains have %d different sizes, and Slurm %s needs every block to hold exactly the base block size: "+
+		"no base keeps them all; with the most common size, %d, these %d nodes would be left out: %s. "+
+		"Set smallBlocks: drop to leave them out (reported as uncovered), or target Slurm 24.05 or later: %w",
+		o.what, len(sizes), v, base, len(lost), hostlist.Compress(lost), engines.ErrInexpressible)
+}
+
+// smallestSize returns the smallest number of nodes of a domain.
+func smallestSize(doms []fabricDomain) int {
+	least := 0
+	for i := range doms {
+		if n := len(doms[i].nodes); least == 0 || n < least {
+			least = n
+		}
+	}
+	return least
 }
 
 // commonSize returns the most common number of nodes per domain, the

@@ -59,8 +59,12 @@ type Config struct {
 	BlockSizes []int `yaml:"blockSizes,omitempty" request:"true"`
 	// SmallBlocks says what to do, before Slurm 25.05, with a block
 	// slurmctld would refuse for its size (smaller than the base size; on
-	// 23.11 any other size): SmallBlocksDrop (default: leave it out and
-	// report its nodes in Coverage) or SmallBlocksError.
+	// 23.11 any other size). Unset (the default): with blockSizes
+	// configured, leave it out and report its nodes in Coverage; with
+	// none, choose a base that keeps every block, or fail naming the nodes
+	// when none can (23.11). SmallBlocksDrop always leaves such blocks out
+	// (reported), the base being the most common domain size when not
+	// configured; SmallBlocksError refuses.
 	SmallBlocks string `yaml:"smallBlocks,omitempty" request:"true"`
 	// Topologies are the named topologies of topology.yaml. Empty means a
 	// tree named "default" (the cluster default) plus a block topology
@@ -104,7 +108,6 @@ func DefaultConfig() Config {
 	return Config{
 		Plugin:             PluginTree,
 		SlurmVersion:       DefaultVersion.String(),
-		SmallBlocks:        SmallBlocksDrop,
 		ReconfigureCommand: []string{"scontrol", "reconfigure"},
 		Header:             true,
 		IDComments:         true,
@@ -145,7 +148,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch c.SmallBlocks {
-	case SmallBlocksError, SmallBlocksDrop:
+	case "", SmallBlocksError, SmallBlocksDrop:
 	default:
 		errs = append(errs, config.Errorf("smallBlocks", "unknown value %q (want %q or %q)", c.SmallBlocks, SmallBlocksError, SmallBlocksDrop))
 	}

@@ -189,7 +189,7 @@ func TestDefaultConfig(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
 	if c.Plugin != PluginTree || c.SlurmVersion != "24.11" || !c.Header || !c.IDComments ||
-		strings.Join(c.ReconfigureCommand, " ") != "scontrol reconfigure" || c.SmallBlocks != SmallBlocksDrop {
+		strings.Join(c.ReconfigureCommand, " ") != "scontrol reconfigure" || c.SmallBlocks != "" {
 		t.Fatalf("DefaultConfig() = %+v", c)
 	}
 	if err := c.Validate(); err != nil {

@@ -167,8 +167,8 @@ func (e *Engine) renderBlock(buf *bytes.Buffer, g *topology.Graph) error {
 // prefix starts the first line.
 func (e *Engine) blockHeader(h *header, g *topology.Graph, p *blockPlan, include func(string) bool, prefix string) {
 	src := "blockSizes[0]"
-	if p.inferred {
-		src = "the most common domain size"
+	if p.baseFrom != "" {
+		src = p.baseFrom
 	}
 	aggs := "no aggregates"
 	if len(p.sizes) > 1 {
