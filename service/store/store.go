@@ -22,6 +22,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -56,6 +59,12 @@ var ErrNotPending = errors.New("snapshot is not pending")
 // version of toposcope.
 var ErrSchema = errors.New("unsupported store schema")
 
+// ErrInUse is wrapped when another process holds the store.
+var ErrInUse = errors.New("in use")
+
+// ErrCorrupt is wrapped when the file is not a readable store.
+var ErrCorrupt = errors.New("corrupt store file")
+
 // Options tune Open.
 type Options struct {
 	// LockTimeout bounds waiting for another process's lock on the file;
@@ -77,7 +86,18 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("store directory: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	// A holder that says who it is fails the open at once; otherwise
+	// (a holder finishing, a stale PID file) wait up to LockTimeout.
+	db, err := openBolt(path, min(opts.LockTimeout, quickLock))
+	if errors.Is(err, bolt.ErrTimeout) {
+		if pid := holder(path); pid > 0 {
+			return nil, fmt.Errorf("store %s is %w by PID %d; give this process another one with --store (or server.store.path)", path, ErrInUse, pid)
+		}
+		db, err = openBolt(path, opts.LockTimeout)
+	}
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("store %s is %w by another process (waited %s); give this process another one with --store", path, ErrInUse, opts.LockTimeout)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -86,7 +106,53 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if err := os.WriteFile(pidFile(path), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	return s, nil
+}
+
+// quickLock is how long Open first waits for the file lock.
+const quickLock = 200 * time.Millisecond
+
+// openBolt opens the bbolt file; a file bbolt panics on (a corrupt one)
+// is ErrCorrupt.
+func openBolt(path string, timeout time.Duration) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%w: %v (move it aside to start afresh)", ErrCorrupt, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if err != nil && !errors.Is(err, bolt.ErrTimeout) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, os.ErrNotExist) {
+		err = fmt.Errorf("%w: %w (move it aside to start afresh)", ErrCorrupt, err)
+	}
+	return db, err
+}
+
+// pidFile is where the process holding the store writes its PID.
+func pidFile(path string) string { return path + ".pid" }
+
+// holder returns the PID of the live process that wrote the store's PID
+// file, or 0.
+func holder(path string) int {
+	data, err := os.ReadFile(pidFile(path))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return 0
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return 0
+	}
+	if err := p.Signal(syscall.Signal(0)); err != nil && !errors.Is(err, syscall.EPERM) {
+		return 0 // no such process
+	}
+	return pid
 }
 
 func (s *Store) init() error {
@@ -112,6 +178,9 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the file. Call it once, after every user is done.
 func (s *Store) Close() error {
+	if data, err := os.ReadFile(pidFile(s.path)); err == nil && strings.TrimSpace(string(data)) == strconv.Itoa(os.Getpid()) {
+		_ = os.Remove(pidFile(s.path))
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -64,7 +65,7 @@ triggers, the store, tokens and TLS (see docs/service.md and docs/api.md).`,
 	f := cmd.Flags()
 	f.StringVar(&o.configPath, "config", "", "YAML configuration file (provider, engines, server, discovery, store)")
 	f.StringVar(&o.listen, "listen", "", "host:port to listen on (default "+config.DefaultListen+"; port 0 picks a free one)")
-	f.StringVar(&o.storePath, "store", "", "store file (default $XDG_STATE_HOME/toposcope/toposcope.db)")
+	f.StringVar(&o.storePath, "store", "", "store file (default $XDG_STATE_HOME/toposcope/toposcope.db; without --config, quickstart-MODEL.db there)")
 	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
 	f.DurationVar(&o.interval, "interval", 0, "time between discoveries (overrides discovery.interval)")
 	f.BoolVar(&o.allowRoot, "allow-root", false, "run as root (refused otherwise: the service needs no more than its store, the files it writes, and a Slurm operator account for reconfigure)")
@@ -104,12 +105,37 @@ func (o *serveOptions) config(cmd *cobra.Command) (*config.File, error) {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if cfg.Store.Path == "" {
-		cfg.Store.Path = defaultStorePath()
+		cfg.Store.Path = defaultStorePath("toposcope.db")
+		if o.configPath == "" {
+			// The quickstart (no --config) keeps a store of its own per
+			// model, so that it never trips over an earlier run's state.
+			cfg.Store.Path = defaultStorePath("quickstart-" + quickstartName(cfg) + ".db")
+		}
 	}
 	return cfg, nil
 }
 
-func defaultStorePath() string {
+// quickstartName is the configured sim model's name, made safe for a
+// file name.
+func quickstartName(cfg *config.File) string {
+	var p struct {
+		Model string `yaml:"model"`
+	}
+	_ = cfg.Provider.Params.Decode(&p)
+	name := strings.TrimSuffix(filepath.Base(p.Model), filepath.Ext(p.Model))
+	name = strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name)
+	if name == "" || name == "." {
+		return "default"
+	}
+	return name
+}
+
+func defaultStorePath(file string) string {
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
@@ -118,7 +144,7 @@ func defaultStorePath() string {
 		}
 		dir = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(dir, "toposcope", "toposcope.db")
+	return filepath.Join(dir, "toposcope", file)
 }
 
 // runServe builds the service and its HTTP front, serves until ctx
