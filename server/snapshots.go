@@ -182,16 +182,22 @@ type statusJSON struct {
 	// Pending is the snapshot the shrink guard refused; while it is set,
 	// the current topology is kept and nothing is published.
 	Pending *store.Snapshot `json:"pending"`
-	LastRun *store.Run      `json:"lastRun"`
+	// Accept is the request that accepts Pending; empty without one.
+	Accept  string     `json:"accept,omitempty"`
+	LastRun *store.Run `json:"lastRun"`
 }
 
 // status answers GET /v1/status, where a shrink-guard refusal shows.
 func (h *handlers) status(c *gin.Context) {
 	st := h.Loop.State()
-	c.JSON(http.StatusOK, statusJSON{
+	out := statusJSON{
 		Provider: h.Loop.ProviderName(), Engines: h.Loop.EngineNames(), Ready: st.Graph != nil,
 		Current: st.Snapshot, Pending: st.Pending, LastRun: st.LastRun,
-	})
+	}
+	if st.Pending != nil {
+		out.Accept = service.AcceptRequest(st.Pending.ID)
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 // discover answers POST /v1/discover: a discovery is queued (merged with

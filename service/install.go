@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/toposcope/toposcope/engines"
@@ -48,8 +49,9 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 	if st.Snapshot != nil {
 		diff = store.Compare(st.Graph, g)
 		diff.From, snap.Parent, snap.Changes = st.Snapshot.ID, st.Snapshot.ID, diff.Summary()
-		if reason := shrinkReason(st.Snapshot.Counts, counts, l.deps.Config.ShrinkGuard); reason != "" {
-			return l.refuse(run, st, snap, data, diff, reason)
+		base, from := l.shrinkBaseline(st.Snapshot)
+		if reason := shrinkReason(base, counts, l.deps.Config.ShrinkGuard); reason != "" {
+			return l.refuse(run, st, snap, data, diff, reason+from)
 		}
 	}
 	at := snap.CreatedAt
@@ -64,12 +66,69 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 		"nodesMoved", snap.Changes.NodesMoved)
 	run.Outcome, run.Snapshot = store.OutcomePublished, snap.ID
 	run.Engines = l.publish(ctx, g, digest, false)
+	markPublishFailed(run)
 	err = l.record(run, false)
 	l.prune()
 	// The previous graph and the discovery's garbage are gone; give the
 	// memory back rather than keep a peak twice the graph's size.
 	debug.FreeOSMemory()
 	return err
+}
+
+// shrinkBaseline returns what the shrink guard compares a discovery
+// with: the most nodes and switches of the accepted snapshots within
+// discovery.shrinkWindow (the current one always among them), so that a
+// fabric that shrinks a little at a time is refused once the losses add
+// up. The text says where the baseline comes from when it is not the
+// current snapshot.
+func (l *Loop) shrinkBaseline(cur *store.Snapshot) (store.Counts, string) {
+	base, from := cur.Counts, ""
+	window := l.deps.Config.ShrinkWindow
+	if window <= 0 {
+		return base, ""
+	}
+	since := l.deps.Now().Add(-window)
+	const page = 256
+	var before uint64
+	for {
+		list, err := l.deps.Store.Snapshots(page, before)
+		if err != nil {
+			l.log.Warn("shrink guard: reading earlier snapshots", "err", err)
+			return base, from
+		}
+		for _, s := range list {
+			if s.CreatedAt.Before(since) {
+				return base, from
+			}
+			if s.Status != store.StatusAccepted {
+				continue
+			}
+			if s.Counts.Nodes > base.Nodes || s.Counts.Switches > base.Switches {
+				base.Nodes, base.Switches = max(base.Nodes, s.Counts.Nodes), max(base.Switches, s.Counts.Switches)
+				from = fmt.Sprintf(" (against the largest topology accepted within discovery.shrinkWindow %s, snapshot %d)", window, s.ID)
+			}
+		}
+		if len(list) < page {
+			return base, from
+		}
+		before = list[len(list)-1].ID
+	}
+}
+
+// markPublishFailed turns a published run whose engines all failed into
+// OutcomePublishFailed: the topology is current, but no consumer has it.
+func markPublishFailed(run *store.Run) {
+	if len(run.Engines) == 0 {
+		return
+	}
+	var errs []string
+	for _, e := range run.Engines {
+		if e.Error == "" {
+			return
+		}
+		errs = append(errs, e.Engine+": "+e.Error)
+	}
+	run.Outcome, run.Error = store.OutcomePublishFailed, "every engine failed: "+strings.Join(errs, "; ")
 }
 
 // shrinkReason says why a graph of counts next shrank too much from the
@@ -99,10 +158,9 @@ func (l *Loop) refuse(run *store.Run, st *State, snap *store.Snapshot, data []by
 	l.deps.Metrics.refusals.Inc()
 	l.deps.Metrics.setRefusing(true)
 	run.Outcome, run.Error = store.OutcomeRefused, reason
-	l.log.Warn("shrink guard refused the discovered topology; the current one stays until it recovers or an operator accepts",
-		"current", st.Snapshot.ID, "reason", reason)
 	if st.Pending != nil && st.Pending.Digest == snap.Digest {
 		run.Snapshot = st.Pending.ID
+		l.refusedLog(st.Snapshot.ID, st.Pending.ID, reason)
 		return l.record(run, false)
 	}
 	snap.Status, snap.Reason = store.StatusRefused, reason
@@ -110,10 +168,23 @@ func (l *Loop) refuse(run *store.Run, st *State, snap *store.Snapshot, data []by
 		return errors.Join(err, l.record(run, false))
 	}
 	run.Snapshot = snap.ID
+	l.refusedLog(st.Snapshot.ID, snap.ID, reason)
 	next := *l.State()
 	next.Pending = snap
 	l.state.Store(&next)
 	return l.record(run, false)
+}
+
+// AcceptRequest is the request that accepts the pending snapshot id, for
+// logs and GET /v1/status.
+func AcceptRequest(id uint64) string {
+	return fmt.Sprintf("POST /v1/snapshots/%d/accept (with a write token)", id)
+}
+
+// refusedLog tells the operator what was refused and how to accept it.
+func (l *Loop) refusedLog(current, pending uint64, reason string) {
+	l.log.Warn("shrink guard refused the discovered topology; the current one stays until it recovers or an operator accepts",
+		"current", current, "pending", pending, "reason", reason, "accept", AcceptRequest(pending))
 }
 
 // Accept makes the pending snapshot id current, as an operator
@@ -141,6 +212,7 @@ func (l *Loop) Accept(ctx context.Context, id uint64) (*store.Snapshot, *store.R
 		Outcome: store.OutcomePublished, Snapshot: id, Counts: &counts,
 	}
 	run.Engines = l.publish(ctx, g, snap.Digest, true)
+	markPublishFailed(run)
 	return snap, run, l.record(run, false)
 }
 

@@ -163,6 +163,11 @@ type Discovery struct {
 	// discovery may lose against the last accepted snapshot before it is
 	// refused pending an operator's accept (default 0.1); 1 disables it.
 	ShrinkGuard float64 `yaml:"shrinkGuard"`
+	// ShrinkWindow is how far back the shrink guard looks: a discovery
+	// is compared with the largest topology accepted within it, so that
+	// losses spread over several discoveries add up (default 24h; 0
+	// compares with the current snapshot only).
+	ShrinkWindow time.Duration `yaml:"shrinkWindow"`
 	// Triggers configures what else starts a discovery.
 	Triggers Triggers `yaml:"triggers"`
 }
@@ -185,10 +190,11 @@ type Triggers struct {
 // DefaultDiscovery returns the discovery defaults.
 func DefaultDiscovery() Discovery {
 	return Discovery{
-		Interval:    5 * time.Minute,
-		Timeout:     2 * time.Minute,
-		ShrinkGuard: 0.1,
-		Triggers:    Triggers{Startup: true, SIGHUP: true, API: true, WatchInterval: 10 * time.Second},
+		Interval:     5 * time.Minute,
+		Timeout:      2 * time.Minute,
+		ShrinkGuard:  0.1,
+		ShrinkWindow: 24 * time.Hour,
+		Triggers:     Triggers{Startup: true, SIGHUP: true, API: true, WatchInterval: 10 * time.Second},
 	}
 }
 
@@ -203,6 +209,9 @@ func (d *Discovery) Validate() error {
 	}
 	if d.ShrinkGuard < 0 || d.ShrinkGuard > 1 {
 		errs = append(errs, Errorf("shrinkGuard", "must be a fraction between 0 and 1, got %g", d.ShrinkGuard))
+	}
+	if d.ShrinkWindow < 0 {
+		errs = append(errs, Errorf("shrinkWindow", "must not be negative, got %s", d.ShrinkWindow))
 	}
 	if d.Triggers.WatchInterval < 100*time.Millisecond {
 		errs = append(errs, Errorf("triggers.watchInterval", "must be at least 100ms, got %s", d.Triggers.WatchInterval))

@@ -22,6 +22,9 @@ const (
 	OutcomeRefused Outcome = "refused"
 	// OutcomeFailed means the discovery failed.
 	OutcomeFailed Outcome = "failed"
+	// OutcomePublishFailed means the topology changed and was accepted,
+	// but every engine failed to publish it (see the engine results).
+	OutcomePublishFailed Outcome = "publish-failed"
 )
 
 // EngineResult is how publishing to one engine went.
