@@ -136,3 +136,42 @@ func TestWritesNeedTokensBeyondLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestPublishGoesThroughGuard: with server.publish on, a request
+// that names a few nodes would shrink what the configured engine writes:
+// it is refused by the shrink guard (409) and the file stays as the loop
+// wrote it. A full request publishes, and the loop then republishes its
+// own topology at its next run.
+func TestRequestPublishGoesThroughGuard(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "topology.conf")
+	s := newStack(t, stackOpts{publish: true, engines: "[{name: slurm, params: {output: " + out + "}}]"})
+	s.discover()
+	before, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.do(http.MethodPost, "/v1/generate", `{"nodes":[{"instances":{"i-1":"gpu001","i-2":"gpu002"}}]}`)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("submit = %d %s", w.Code, w.Body)
+	}
+	res := s.poll("/v1/topology?uid=" + w.Body.String())
+	if res.Code != http.StatusConflict || errorOf(t, res).Code != "shrink_guard" {
+		t.Fatalf("a shrinking publish = %d %s, want 409 shrink_guard", res.Code, res.Body)
+	}
+	if after, _ := os.ReadFile(out); string(after) != string(before) {
+		t.Fatalf("the refused request changed %s", out)
+	}
+	w = s.do(http.MethodPost, "/v1/generate", `{"engine":{"name":"slurm","params":{"header":false}}}`)
+	if res := s.poll("/v1/topology?uid=" + w.Body.String()); res.Code != http.StatusOK {
+		t.Fatalf("a full publish = %d %s", res.Code, res.Body)
+	}
+	run := s.discover()
+	if len(run.Engines) != 1 {
+		t.Errorf("after a request published, the loop's next run published through %d engines, want 1 (it repairs the output)", len(run.Engines))
+	}
+	if after, _ := os.ReadFile(out); string(after) != string(before) {
+		t.Errorf("the loop did not restore its own output")
+	}
+}

@@ -65,6 +65,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, store.ErrNotPending):
 		return http.StatusConflict, "not_pending"
+	case errors.Is(err, service.ErrShrinkRefused):
+		return http.StatusConflict, "shrink_guard"
 	case errors.Is(err, service.ErrBusy):
 		return http.StatusTooManyRequests, "busy"
 	case errors.Is(err, service.ErrDisabled):

@@ -29,6 +29,9 @@ var (
 	// ErrNotConfigured means a request named a plugin the operator did
 	// not configure where only a configured one may be used.
 	ErrNotConfigured = errors.New("not configured by the operator")
+	// ErrShrinkRefused means publishing a graph would lose more nodes or
+	// switches than the shrink guard allows.
+	ErrShrinkRefused = errors.New("refused by the shrink guard")
 	// ErrClosed means the service is shutting down.
 	ErrClosed = errors.New("shutting down")
 	// ErrInternal is wrapped by a stored result whose error had no other
@@ -61,6 +64,7 @@ const (
 	KindInvalid       = "invalid"
 	KindNoCredentials = "no-credentials"
 	KindAuth          = "auth"
+	KindShrinkRefused = "shrink-refused"
 	KindInexpressible = "inexpressible"
 	KindUnavailable   = "unavailable"
 	KindTimeout       = "timeout"
@@ -80,6 +84,8 @@ func KindOf(err error) string {
 		return KindNoCredentials
 	case errors.Is(err, providers.ErrAuth):
 		return KindAuth
+	case errors.Is(err, ErrShrinkRefused):
+		return KindShrinkRefused
 	case errors.Is(err, providers.ErrUnavailable):
 		return KindUnavailable
 	case errors.Is(err, context.DeadlineExceeded):
@@ -122,6 +128,8 @@ func ResultError(r *store.Result) error {
 		cause = providers.ErrNoCredentials
 	case KindAuth:
 		cause = providers.ErrAuth
+	case KindShrinkRefused:
+		cause = ErrShrinkRefused
 	case KindUnavailable:
 		cause = providers.ErrUnavailable
 	case KindTimeout:

@@ -175,6 +175,36 @@ func (l *Loop) refuse(run *store.Run, st *State, snap *store.Snapshot, data []by
 	return l.record(run, false)
 }
 
+// CheckPublish implements PublishGuard: g, which an API request is about
+// to publish through a configured engine, must not shrink more than the
+// shrink guard allows against the largest topology accepted within the
+// window, and no refused topology may be pending.
+func (l *Loop) CheckPublish(g *topology.Graph) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.State()
+	if st.Pending != nil {
+		return fmt.Errorf("%w: snapshot %d is pending an operator's accept (%s)", ErrShrinkRefused, st.Pending.ID, AcceptRequest(st.Pending.ID))
+	}
+	if st.Snapshot == nil {
+		return nil
+	}
+	base, from := l.shrinkBaseline(st.Snapshot)
+	if reason := shrinkReason(base, store.CountsOf(g), l.deps.Config.ShrinkGuard); reason != "" {
+		return fmt.Errorf("%w: %s%s", ErrShrinkRefused, reason, from)
+	}
+	return nil
+}
+
+// RequestPublished implements PublishGuard: the engines' outputs may no
+// longer be the current snapshot's, so the next discovery publishes it
+// again even when the topology is unchanged.
+func (l *Loop) RequestPublished() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.published = ""
+}
+
 // AcceptRequest is the request that accepts the pending snapshot id, for
 // logs and GET /v1/status.
 func AcceptRequest(id uint64) string {

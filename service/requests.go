@@ -16,6 +16,7 @@ import (
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // RequestsDeps are what Requests needs.
@@ -33,6 +34,21 @@ type RequestsDeps struct {
 	// request that names no provider or no engine.
 	Provider config.Plugin
 	Engines  []config.Plugin
+	// Guard, when set, vets a graph before a request publishes it and
+	// learns that it was published (the discovery loop); without one, a
+	// request never publishes.
+	Guard PublishGuard
+}
+
+// PublishGuard is what a request that publishes answers to: the shrink
+// guard and the state of the discovery loop.
+type PublishGuard interface {
+	// CheckPublish refuses g (ErrShrinkRefused) when publishing it would
+	// lose more than the shrink guard allows.
+	CheckPublish(g *topology.Graph) error
+	// RequestPublished records that a request published a graph through
+	// a configured engine, so that the next discovery publishes its own.
+	RequestPublished()
 }
 
 // Requests runs the asynchronous requests of POST /v1/generate: each is
@@ -178,7 +194,7 @@ func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) 
 	}
 	var base *yaml.Node
 	if ce := r.configuredEngine(req.Engine.Name); ce != nil {
-		base, j.publish = &ce.Params, r.deps.Server.Publish
+		base, j.publish = &ce.Params, r.deps.Server.Publish && r.deps.Guard != nil
 	}
 	if j.eng, err = r.deps.Registry.EngineForRequest(req.Engine.Name, "engine", base, en, engines.Deps{
 		Logger: r.deps.Logger.With("engine", req.Engine.Name), Stdout: j.stdout, Now: r.deps.Now,
@@ -221,7 +237,12 @@ func (r *Requests) run(ctx context.Context, j *job) ([]byte, string, error) {
 	}
 	rd, canRender := j.eng.(engines.Renderer)
 	if j.publish {
-		if err := j.eng.Publish(ctx, g); err != nil {
+		if err := r.deps.Guard.CheckPublish(g); err != nil {
+			return nil, "", fmt.Errorf("publish: %w", err)
+		}
+		err := j.eng.Publish(ctx, g)
+		r.deps.Guard.RequestPublished()
+		if err != nil {
 			return nil, "", fmt.Errorf("publish: %w", err)
 		}
 		if j.stdout.Len() > 0 || !canRender {

@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	}
 	s.Requests = NewRequests(RequestsDeps{
 		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Now: deps.Now,
-		Limiter: NewLimiter(cfg.Server.MaxConcurrentDiscoveries), Server: cfg.Server, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
+		Limiter: NewLimiter(cfg.Server.MaxConcurrentDiscoveries), Server: cfg.Server, Guard: s.Loop, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
 	})
 	if err := s.Requests.Resume(ctx); err != nil {
 		deps.Logger.Warn("some pending requests could not be resumed", "err", err)
