@@ -38,9 +38,9 @@ type droppedBlock struct {
 // blockPlan is what a block topology writes.
 type blockPlan struct {
 	slots    []blockSlot
-	base     int   // base block size in nodes
-	sizes    []int // BlockSizes, in nodes, base first
-	inferred bool  // sizes were inferred, not configured
+	base     int    // base block size in nodes
+	sizes    []int  // BlockSizes, in nodes, base first
+	inferred bool   // sizes were inferred, not configured
 	baseFrom string // where the base size comes from, for messages
 	// omitted are inferred sizes left out because their aggregates would
 	// split a switch (Slurm before 25.05 has no padding blocks).

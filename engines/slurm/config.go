@@ -8,6 +8,7 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // Values of Config.Plugin.
@@ -84,6 +85,13 @@ type Config struct {
 	// IDComments writes a "# name = "id"" comment above each switch or
 	// block whose name differs from its provider ID (default true).
 	IDComments bool `yaml:"idComments" request:"true"`
+	// UnplacedSwitch, for topology/tree, is the switch that holds the
+	// nodes the graph places under no switch: slurmctld never allocates a
+	// node that no switch covers, and an operator would rather keep such
+	// nodes usable (without locality) than lose them. They stay reported
+	// in the header and the log. Empty leaves them out, reported as
+	// uncovered (default "unplaced").
+	UnplacedSwitch string `yaml:"unplacedSwitch" request:"true"`
 }
 
 // TopologyConfig is one named topology of topology.yaml.
@@ -103,6 +111,9 @@ type TopologyConfig struct {
 	BlockSizes []int `yaml:"blockSizes,omitempty"`
 }
 
+// DefaultUnplacedSwitch is the default Config.UnplacedSwitch.
+const DefaultUnplacedSwitch = "unplaced"
+
 // DefaultConfig returns the configuration used when no params are given.
 func DefaultConfig() Config {
 	return Config{
@@ -111,6 +122,7 @@ func DefaultConfig() Config {
 		ReconfigureCommand: []string{"scontrol", "reconfigure"},
 		Header:             true,
 		IDComments:         true,
+		UnplacedSwitch:     DefaultUnplacedSwitch,
 	}
 }
 
@@ -119,6 +131,9 @@ func DefaultConfig() Config {
 // engines.ErrInexpressible.
 func (c *Config) Validate() error {
 	var errs []error
+	if c.UnplacedSwitch != "" && topology.SafeName(c.UnplacedSwitch) != c.UnplacedSwitch {
+		errs = append(errs, config.Errorf("unplacedSwitch", "%q is not a switch name Slurm reads (letters, digits, - and _)", c.UnplacedSwitch))
+	}
 	v, verr := ParseVersion(c.SlurmVersion)
 	if verr != nil {
 		errs = append(errs, config.Errorf("slurmVersion", "%w", verr))

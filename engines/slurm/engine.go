@@ -117,6 +117,9 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 // renderTree writes topology.conf for topology/tree.
 func (e *Engine) renderTree(buf *bytes.Buffer, g *topology.Graph) error {
 	p := planTree(g, nil, e.version.AtLeast(V2505))
+	if err := p.addUnplaced(g, e.cfg.UnplacedSwitch, nil); err != nil {
+		return err
+	}
 	if err := p.check(e.version, PluginTree); err != nil {
 		return err
 	}
@@ -125,8 +128,11 @@ func (e *Engine) renderTree(buf *bytes.Buffer, g *topology.Graph) error {
 		var h header
 		h.add(fmt.Sprintf("topology.conf for Slurm %s, TopologyPlugin=%s. Written by toposcope: do not edit, it is replaced when the fabric changes.", e.version, PluginTree))
 		h.add(fmt.Sprintf("%s, %s.", plural(len(p.lines), "switch"), plural(len(g.Nodes())-len(g.NodesWithoutSwitch()), "node")))
-		if un := g.NodesWithoutSwitch(); len(un) > 0 {
+		if un := g.NodesWithoutSwitch(); len(un) > 0 && e.cfg.UnplacedSwitch == "" {
 			h.add(fmt.Sprintf("%s under no switch left out (topology/tree never allocates them): %s", plural(len(un), "node"), shortHostlist(un)))
+		} else if len(un) > 0 {
+			h.add(fmt.Sprintf("%s with no place in the fabric are under switch %s, so that Slurm keeps allocating them (no locality; unplacedSwitch): %s",
+				plural(len(un), "node"), e.cfg.UnplacedSwitch, shortHostlist(un)))
 		}
 		if len(p.dropped) > 0 {
 			h.add(fmt.Sprintf("%s with no node below left out (Slurm %s refuses a switch with neither nodes nor child switches; 25.05+ accepts it): %s",
@@ -214,6 +220,9 @@ func (e *Engine) Coverage(g *topology.Graph) engines.Coverage {
 		return blockCoverageReport(g, p, nil, e.version)
 	case PluginYAML:
 		return e.yamlCoverage(g)
+	}
+	if e.cfg.UnplacedSwitch != "" {
+		return engines.Coverage{}
 	}
 	return treeCoverage(g)
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/atomicfile"
+	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -28,7 +28,7 @@ const fileMode = 0o644
 // directory, fsync, rename, fsync of the directory) unless it already holds
 // the same bytes; then, when Reconfigure is set and the file changed (or a
 // previous reconfigure failed), ReconfigureCommand is run and its failure
-// is returned with its combined output. Without Output, the document goes
+// is returned with its exit status. Without Output, the document goes
 // to Deps.Stdout.
 func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	data, err := e.Render(ctx, g)
@@ -39,6 +39,10 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	log := e.deps.Logger.With("plugin", e.cfg.Plugin, "slurmVersion", e.version.String())
 	if cov := e.Coverage(g); len(cov.Uncovered) > 0 {
 		log.WarnContext(ctx, "slurm: nodes left out of the topology", "count", len(cov.Uncovered), "reason", cov.Reason, "first", cov.Uncovered[0])
+	}
+	if un := g.NodesWithoutSwitch(); len(un) > 0 && e.cfg.Plugin == PluginTree && e.cfg.UnplacedSwitch != "" {
+		log.WarnContext(ctx, "slurm: nodes with no place in the fabric are under switch "+e.cfg.UnplacedSwitch+" (usable, no locality)",
+			"count", len(un), "first", un[0])
 	}
 	if e.cfg.Output == "" {
 		if _, err := e.deps.Stdout.Write(data); err != nil {
@@ -71,13 +75,16 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	return nil
 }
 
-// reconfigure runs ReconfigureCommand.
+// reconfigureOutput caps what ReconfigureCommand may print; its output is
+// never quoted.
+const reconfigureOutput = 1 << 20
+
+// reconfigure runs ReconfigureCommand, directly (no shell). A failure says
+// how it ended, never what it printed.
 func (e *Engine) reconfigure(ctx context.Context) error {
 	argv := e.cfg.ReconfigureCommand
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("slurm: %s: %w: %w: %s", strings.Join(argv, " "), ErrReconfigure, err, strings.TrimSpace(string(out)))
+	if _, err := bounded.Run(ctx, argv, reconfigureOutput); err != nil {
+		return fmt.Errorf("slurm: %s: %w: %w", strings.Join(argv, " "), ErrReconfigure, err)
 	}
 	return nil
 }

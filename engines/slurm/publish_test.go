@@ -118,7 +118,7 @@ func TestPublishFailureLeavesFile(t *testing.T) {
 		wantErr error
 	}{
 		{"render fails", func(t *testing.T, path string) string { return path },
-			spec{loose: "n[1-2]"}, engines.ErrInexpressible},
+			spec{leaves: map[string]string{"unplaced": "n1"}, loose: "n2"}, engines.ErrInexpressible},
 		{"target is a directory", func(t *testing.T, path string) string {
 			d := filepath.Join(filepath.Dir(path), "sub")
 			if err := os.Mkdir(d, 0o755); err != nil {
@@ -224,7 +224,7 @@ func TestPublishMissingCommand(t *testing.T) {
 	if !errors.Is(err, ErrReconfigure) || !strings.Contains(err.Error(), "/nonexistent/scontrol reconfigure") {
 		t.Fatalf("Publish = %v", err)
 	}
-	for _, w := range []string{"nodes left out of the topology", "count=8", "reconfigure failed"} {
+	for _, w := range []string{"nodes with no place in the fabric are under switch unplaced", "count=8", "reconfigure failed"} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("logs lack %q:\n%s", w, logs)
 		}

@@ -3,6 +3,7 @@ package slurm
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/toposcope/toposcope/engines"
@@ -62,6 +63,27 @@ func planTree(g *topology.Graph, include func(string) bool, keepEmpty bool) tree
 		p.lines = append(p.lines, line)
 	}
 	return p
+}
+
+// addUnplaced puts the graph's nodes under no switch (that include keeps)
+// under a switch of their own named name, written last; "" leaves them
+// out. A switch of the graph with that name is an error.
+func (p *treePlan) addUnplaced(g *topology.Graph, name string, include func(string) bool) error {
+	if name == "" {
+		return nil
+	}
+	un := g.NodesWithoutSwitch()
+	if include != nil {
+		un = filterNames(un, include)
+	}
+	if len(un) == 0 {
+		return nil
+	}
+	if slices.ContainsFunc(g.Switches(), func(s topology.Switch) bool { return s.Name == name }) {
+		return fmt.Errorf("unplacedSwitch %q is also the name of a switch of the fabric; choose another: %w", name, engines.ErrInexpressible)
+	}
+	p.lines = append(p.lines, treeLine{sw: &topology.Switch{ID: name, Name: name}, nodes: un})
+	return nil
 }
 
 // filterNames returns the names that include keeps; names itself when it
