@@ -129,11 +129,16 @@ func checkKeys(node *yaml.Node, t reflect.Type, prefix, rel string, lines map[st
 		path, relPath := join(prefix, key.Value), join(rel, key.Value)
 		ft, ok := fields[key.Value]
 		if !ok {
+			msg := "unknown key"
+			if s := suggest(key.Value, sortedFieldNames(fields)); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
 			errs = append(errs, &FieldError{Field: path, Line: key.Line,
-				Err: fmt.Errorf("unknown key (known: %s)", strings.Join(sortedFieldNames(fields), ", "))})
+				Err: fmt.Errorf("%s (known: %s)", msg, strings.Join(sortedFieldNames(fields), ", "))})
 			continue
 		}
 		lines[relPath] = key.Line
+		splitList(val, ft)
 		if err := checkKeys(val, ft, path, relPath, lines); err != nil {
 			errs = append(errs, err)
 		}
@@ -297,4 +302,58 @@ func topKey(field string) string {
 		return field[:i]
 	}
 	return field
+}
+
+// splitList turns a plain scalar holding commas into a sequence when the
+// field is a list, so that a list can be given on the command line
+// (--engine-param blockSizes=18,36). A quoted scalar is left alone.
+func splitList(val *yaml.Node, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Slice || t.Elem().Kind() == reflect.Uint8 || val.Kind != yaml.ScalarNode ||
+		val.Style != 0 || (val.Tag != "" && val.Tag != "!!str") || !strings.Contains(val.Value, ",") {
+		return
+	}
+	items := strings.Split(val.Value, ",")
+	val.Kind, val.Tag, val.Value, val.Content = yaml.SequenceNode, "!!seq", "", make([]*yaml.Node, 0, len(items))
+	for _, it := range items {
+		val.Content = append(val.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: strings.TrimSpace(it), Line: val.Line, Column: val.Column})
+	}
+}
+
+// suggest returns the known name closest to key when it is close enough
+// to be a typo (an edit distance of at most 2, or a case difference), or "".
+func suggest(key string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return k
+		}
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -127,6 +127,9 @@ func SetParam(node *yaml.Node, key, value string) {
 		*node = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	}
 	val := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+	if value == "" {
+		val.Tag = "!!str" // an empty string, not null: KEY= sets the key to ""
+	}
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		if node.Content[i].Value == key {
 			node.Content[i+1] = val
