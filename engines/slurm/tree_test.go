@@ -36,20 +36,20 @@ func TestRenderTree(t *testing.T) {
 		{name: "two tiers", spec: twoTier, want: "SwitchName=leaf1 Nodes=gpu[001-004] LinkSpeed=400\n" +
 			"SwitchName=leaf2 Nodes=gpu[005-008]\n" +
 			"SwitchName=spine1 Switches=leaf[1-2] LinkSpeed=800\n"},
-		{name: "empty switches left out before 25.05", spec: withEmpty, version: "24.11", edit: func(c *Config) { c.UnplacedSwitch = "" }, 
+		{name: "empty switches left out before 25.05", spec: withEmpty, version: "24.11", edit: func(c *Config) { c.UnplacedSwitch = "" },
 			want: "SwitchName=leaf1 Nodes=n[1-4]\nSwitchName=spine1 Switches=leaf1\nSwitchName=core Switches=spine1\n"},
-		{name: "empty switches kept from 25.05", spec: withEmpty, version: "25.05", edit: func(c *Config) { c.UnplacedSwitch = "" }, 
+		{name: "empty switches kept from 25.05", spec: withEmpty, version: "25.05", edit: func(c *Config) { c.UnplacedSwitch = "" },
 			want: "SwitchName=leaf1 Nodes=n[1-4]\nSwitchName=leaf2\nSwitchName=leaf3\nSwitchName=leaf4\n" +
 				"SwitchName=spine1 Switches=leaf[1-2]\nSwitchName=spine2 Switches=leaf[3-4]\nSwitchName=core Switches=spine[1-2]\n"},
-		{name: "header names what is left out", spec: withEmpty, version: "22.05", comments: true, edit: func(c *Config) { c.UnplacedSwitch = "" }, 
+		{name: "header names what is left out", spec: withEmpty, version: "22.05", comments: true, edit: func(c *Config) { c.UnplacedSwitch = "" },
 			want: "# topology.conf for Slurm 22.05, TopologyPlugin=topology/tree. Written by toposcope: do not edit, it is replaced when the fabric changes.\n" +
 				"# 3 switches, 4 nodes.\n" +
 				"# 2 nodes under no switch left out (topology/tree never allocates them): cpu[1-2]\n" +
 				"# 4 switches with no node below left out (Slurm 22.05 refuses a switch with neither nodes nor child switches; 25.05+ accepts it): leaf2, leaf3, leaf4, spine2\n" +
 				"SwitchName=leaf1 Nodes=n[1-4]\nSwitchName=spine1 Switches=leaf1\nSwitchName=core Switches=spine1\n"},
-		{name: "all empty before 25.05", spec: spec{links: []string{"s>l"}, leaves: map[string]string{"l": ""}, loose: "n1"}, version: "24.11", edit: func(c *Config) { c.UnplacedSwitch = "" }, 
+		{name: "all empty before 25.05", spec: spec{links: []string{"s>l"}, leaves: map[string]string{"l": ""}, loose: "n1"}, version: "24.11", edit: func(c *Config) { c.UnplacedSwitch = "" },
 			wantErr: []string{"all 2 switches (l, s) hold no node", "Slurm 24.11 refuses a switch with neither nodes nor child switches", "25.05"}},
-		{name: "all empty from 25.05", spec: spec{links: []string{"s>l"}, leaves: map[string]string{"l": ""}, loose: "n1"}, version: "25.05", edit: func(c *Config) { c.UnplacedSwitch = "" }, 
+		{name: "all empty from 25.05", spec: spec{links: []string{"s>l"}, leaves: map[string]string{"l": ""}, loose: "n1"}, version: "25.05", edit: func(c *Config) { c.UnplacedSwitch = "" },
 			want: "SwitchName=l\nSwitchName=s Switches=l\n"},
 		{name: "no switch", spec: spec{loose: "n[1-3]"}, version: "25.11", edit: func(c *Config) { c.UnplacedSwitch = "" }, wantErr: []string{"the graph has no switch"}},
 		{name: "nodes with no place go under the unplaced switch", spec: withEmpty, version: "22.05", comments: true,
