@@ -25,7 +25,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to flush
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err

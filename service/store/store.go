@@ -28,6 +28,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // schemaVersion is written to a new store and checked on open.
@@ -89,13 +90,13 @@ func Open(path string, opts Options) (*Store, error) {
 	// A holder that says who it is fails the open at once; otherwise
 	// (a holder finishing, a stale PID file) wait up to LockTimeout.
 	db, err := openBolt(path, min(opts.LockTimeout, quickLock))
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		if pid := holder(path); pid > 0 {
 			return nil, fmt.Errorf("store %s is %w by PID %d; give this process another one with --store (or server.store.path)", path, ErrInUse, pid)
 		}
 		db, err = openBolt(path, opts.LockTimeout)
 	}
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("store %s is %w by another process (waited %s); give this process another one with --store", path, ErrInUse, opts.LockTimeout)
 	}
 	if err != nil {
@@ -125,7 +126,7 @@ func openBolt(path string, timeout time.Duration) (db *bolt.DB, err error) {
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
-	if err != nil && !errors.Is(err, bolt.ErrTimeout) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, os.ErrNotExist) {
+	if err != nil && !errors.Is(err, bolterrors.ErrTimeout) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, os.ErrNotExist) {
 		err = fmt.Errorf("%w: %w (move it aside to start afresh)", ErrCorrupt, err)
 	}
 	return db, err
