@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -32,8 +33,16 @@ func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ..
 	now := h.Now()
 	cl, err := placement.NewCluster(st.Graph, view.Records, now)
 	if err != nil {
-		h.fail(c, err)
-		return nil, nil, false
+		// A record stored before the topology changed (or before records
+		// were checked) must not take every answer down: answer with the
+		// others, and say which were ignored.
+		keep, bad := placement.UsableRecords(st.Graph, view.Records, now)
+		h.log.Warn("ledger records ignored: they do not fit the current topology", "count", len(bad), "workloads", strings.Join(bad, ","), "err", err)
+		c.Header("X-Toposcope-Ignored-Records", strings.Join(bad, ","))
+		if cl, err = placement.NewCluster(st.Graph, keep, now); err != nil {
+			h.fail(c, err)
+			return nil, nil, false
+		}
 	}
 	stand, err := placement.ComputeIndexed(view.Tree, view.Records, view.Index, now, cl.GPUs(), cfg)
 	if err != nil {
@@ -109,6 +118,9 @@ func (h *handlers) appendLedger(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if !h.checkRecords(c, l.Records) {
+		return
+	}
 	if err := h.Placement.Append(l.Records); err != nil {
 		h.fail(c, err)
 		return
@@ -138,4 +150,30 @@ func (h *handlers) putBudgets(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, &b)
+}
+
+// checkRecords vets records against the current topology and the stored
+// ledger (placement.CheckRecords), answering the request when they fail;
+// records that name nodes need a topology to be checked against.
+func (h *handlers) checkRecords(c *gin.Context, recs []placement.Record) bool {
+	withNodes := false
+	for i := range recs {
+		withNodes = withNodes || len(recs[i].Nodes) > 0
+	}
+	if !withNodes {
+		return true
+	}
+	st, ok := h.current(c)
+	if !ok {
+		return false
+	}
+	view, err := h.Placement.View()
+	if err == nil {
+		err = placement.CheckRecords(st.Graph, view.Records, recs, h.Now())
+	}
+	if err != nil {
+		h.fail(c, err)
+		return false
+	}
+	return true
 }
