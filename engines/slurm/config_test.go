@@ -34,6 +34,9 @@ func TestParseVersion(t *testing.T) {
 		{"1.2.3.4", 0, true},
 		{"", 0, true},
 		{"9.05", 0, true},
+		{"24.06", 0, true}, // a month with no release
+		{"27.05", 0, true}, // not released
+		{"99.11", 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

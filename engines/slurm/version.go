@@ -3,6 +3,7 @@ package slurm
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -54,7 +55,30 @@ func ParseVersion(s string) (Version, error) {
 	if minor < 1 || minor > 12 {
 		return 0, fmt.Errorf("%q: minor version %d is not a release month (1-12): %w", s, minor, ErrVersion)
 	}
-	return Version(major*100 + minor), nil
+	v := Version(major*100 + minor)
+	if !slices.Contains(Releases(), v) {
+		return 0, fmt.Errorf("%q: not a Slurm release series (the releases toposcope knows: %s): %w", s, releaseList(), ErrVersion)
+	}
+	return v, nil
+}
+
+// Releases returns the Slurm release series, oldest first: a version that
+// is not one of them is a typo or a future release whose format is
+// unknown.
+func Releases() []Version {
+	return []Version{
+		1403, 1411, 1508, 1605, 1702, 1711, 1808, 1905, 2002, 2011, 2108, 2205,
+		2302, 2311, 2405, 2411, 2505, 2511, 2605,
+	}
+}
+
+func releaseList() string {
+	rs := Releases()
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 // String returns the series as "24.11".

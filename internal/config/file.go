@@ -51,7 +51,7 @@ func Default() *File {
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read config: %w: %w", ErrNoFile, err)
 	}
 	f, err := Parse(data)
 	if err != nil {
@@ -59,6 +59,9 @@ func Load(path string) (*File, error) {
 	}
 	return f, nil
 }
+
+// ErrNoFile is wrapped when the configuration file cannot be read.
+var ErrNoFile = errors.New("configuration file unreadable")
 
 var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 

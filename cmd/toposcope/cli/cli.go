@@ -77,10 +77,12 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin):
-		return ExitUsage
 	case errors.Is(err, engines.ErrInexpressible):
-		return ExitInexpressible
+		return ExitInexpressible // even when a setting says so: the target cannot hold it
+	case errors.Is(err, ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin),
+		errors.Is(err, config.ErrNoFile), strings.HasPrefix(err.Error(), "unknown command "),
+		strings.HasPrefix(err.Error(), "required flag"):
+		return ExitUsage
 	case errors.Is(err, ErrUncovered):
 		return ExitUncovered
 	}

@@ -82,7 +82,11 @@ func TestCLI(t *testing.T) {
 		{name: "model generate", args: []string{"model", "generate", "--shape", "fat-tree", "--nodes", "40"}, stdout: []string{"switches"}},
 		{name: "model generate bad shape", args: []string{"model", "generate", "--shape", "torus", "--nodes", "4"},
 			code: cli.ExitUsage, stderr: []string{"torus"}},
-		{name: "model generate needs nodes", args: []string{"model", "generate"}, code: cli.ExitFailure, stderr: []string{"nodes"}},
+		{name: "model generate needs nodes", args: []string{"model", "generate"}, code: cli.ExitUsage, stderr: []string{"nodes"}},
+		{name: "unknown command", args: []string{"genrate"}, code: cli.ExitUsage, stderr: []string{"generate"}},
+		{name: "missing config file", args: []string{"generate", "--config", "/nonexistent/toposcope.yaml"}, code: cli.ExitUsage, stderr: []string{"/nonexistent/toposcope.yaml"}},
+		{name: "inexpressible beats invalid", args: []string{"generate", "--plugin", "topology/block", "--slurm-version", "22.05"}, code: cli.ExitInexpressible, stderr: []string{"23.11"}},
+		{name: "unreleased Slurm version", args: []string{"generate", "--slurm-version", "27.05"}, code: cli.ExitUsage, stderr: []string{"not a Slurm release"}},
 		{name: "help", args: []string{"generate", "--help"}, stdout: []string{"--slurm-version", "--config"}},
 	}
 	for _, tt := range tests {
