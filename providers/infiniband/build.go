@@ -150,7 +150,7 @@ func (p *Provider) noMatch(r *reduced, names []string) error {
 			errs = append(errs, fmt.Errorf("and %d more hosts (%s)", len(bad)-i, hostlist.Compress(bad[i:])))
 			break
 		}
-		errs = append(errs, fmt.Errorf("host %q has HCAs %s, none selected by %s: %w",
+		errs = append(errs, fmt.Errorf("host %q has HCAs %s, none selected by %s (list the cluster's hosts in nodes, or name hosts that are not compute nodes in notCompute): %w",
 			h, strings.Join(r.seen[h], ", "), p.sel.describe(p.cfg), ErrNoHCAMatch))
 	}
 	return errors.Join(errs...)

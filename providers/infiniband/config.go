@@ -65,6 +65,12 @@ type Config struct {
 	Ignore []string `yaml:"ignore,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
 	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true"`
+	// NotCompute lists shell patterns of host names that are not compute
+	// nodes (a subnet manager or UFM host, a host whose rdma-ndd ran
+	// before its hostname was set): with no nodes list they are left out
+	// of the tree and never published as Slurm nodes (default
+	// ["localhost", "localhost.*"]).
+	NotCompute []string `yaml:"notCompute,omitempty" request:"true"`
 }
 
 // DefaultConfig returns the defaults: run `ibnetdiscover`, every HCA,
@@ -74,6 +80,7 @@ func DefaultConfig() Config {
 		Timeout:     DefaultTimeout,
 		HostPattern: DefaultHostPattern,
 		Ignore:      []string{`Aggregation Node`},
+		NotCompute:  []string{"localhost", "localhost.*"},
 		SwitchIDs:   SwitchIDsGUID,
 	}
 }
@@ -115,6 +122,11 @@ func (c Config) Validate() error {
 	for i, re := range c.Ignore {
 		if _, err := regexp.Compile(re); err != nil {
 			errs = append(errs, config.Errorf(fmt.Sprintf("ignore[%d]", i), "%v", err))
+		}
+	}
+	for i, pat := range c.NotCompute {
+		if _, err := path.Match(pat, ""); err != nil {
+			errs = append(errs, config.Errorf(fmt.Sprintf("notCompute[%d]", i), "%v", err))
 		}
 	}
 	if c.SwitchIDs != SwitchIDsGUID && c.SwitchIDs != SwitchIDsName {

@@ -19,12 +19,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -126,8 +129,15 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		return nil, fmt.Errorf("infiniband: %w", err)
 	}
 	// Requested hosts whose HCAs are all filtered out explain a failed
-	// reduction better than the reduction does.
-	if err := p.noMatch(r, names); err != nil {
+	// reduction better than the reduction does. With no nodes asked for
+	// or configured, every host seen in the fabric is a cluster host
+	// unless it is notCompute: one whose HCAs the selection filters out
+	// entirely is an error, never silently dropped.
+	check := names
+	if len(req.Nodes) == 0 && p.nodes == nil {
+		check = p.computeHosts(r)
+	}
+	if err := p.noMatch(r, check); err != nil {
 		return nil, fmt.Errorf("infiniband: %s: %w", src, err)
 	}
 	if reduceErr != nil {
@@ -155,7 +165,8 @@ func (p *Provider) wanted(req providers.Request, r *reduced) ([]string, error) {
 		if p.nodes != nil {
 			return p.nodes, nil
 		}
-		return r.tree.Hosts(), nil
+		hosts := r.tree.Hosts()
+		return slices.DeleteFunc(slices.Clone(hosts), p.notCompute), nil
 	}
 	names := make([]string, 0, len(req.Nodes))
 	for i, ref := range req.Nodes {
@@ -198,3 +209,26 @@ func NewFactory() providers.Factory {
 // readSource reads a saved ibnetdiscover output, capped at
 // providers.MaxSourceBytes.
 func readSource(path string) ([]byte, error) { return bounded.ReadFile(path, providers.MaxSourceBytes) }
+
+// notCompute reports whether host matches a notCompute pattern.
+func (p *Provider) notCompute(host string) bool {
+	for _, pat := range p.cfg.NotCompute {
+		if ok, _ := path.Match(pat, host); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// computeHosts returns every host seen in the fabric that is not
+// notCompute, sorted.
+func (p *Provider) computeHosts(r *reduced) []string {
+	hosts := make([]string, 0, len(r.seen))
+	for h := range r.seen {
+		if !p.notCompute(h) {
+			hosts = append(hosts, h)
+		}
+	}
+	hostlist.Sort(hosts)
+	return hosts
+}
