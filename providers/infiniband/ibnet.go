@@ -27,7 +27,9 @@ type ParseError struct {
 	Source string
 	// Line is the 1-based line number.
 	Line int
-	// Text is the line (cut to 120 bytes).
+	// Text is the line (cut to 120 bytes), for a caller that shows it to
+	// the operator deliberately; Error never quotes it, since the output
+	// may not be ibnetdiscover's at all (a mistyped path names any file).
 	Text string
 	// Err says what is wrong; it wraps one of the sentinel errors.
 	Err error
@@ -35,10 +37,7 @@ type ParseError struct {
 
 // Error implements error.
 func (e *ParseError) Error() string {
-	if e.Text == "" {
-		return fmt.Sprintf("%s:%d: %v", e.Source, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: %v: %q", e.Source, e.Line, e.Err, e.Text)
+	return fmt.Sprintf("%s:%d: %v", e.Source, e.Line, e.Err)
 }
 
 // Unwrap returns the cause.

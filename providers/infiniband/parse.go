@@ -105,7 +105,7 @@ func (p *parser) parseLine(raw []byte) error {
 		bytes.HasPrefix(trimmed, []byte("Hostname:")):
 		return nil // -g (group by chassis) decorations
 	}
-	return p.errorf(line, ErrSyntax, "unrecognised line")
+	return p.errorf(line, ErrSyntax, "not an ibnetdiscover line (a vendid=, devid=, sysimgguid=, switchguid= or caguid= header, a Switch, Ca or Rt line, or a [port] line)")
 }
 
 func (p *parser) headerLine(line []byte, key string, rest []byte) error {

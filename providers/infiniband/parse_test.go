@@ -157,7 +157,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", "", ErrNoSwitches, "holds no switch"},
 		{"only comments", "#\n# nothing\n", ErrNoSwitches, ""},
-		{"garbled line", strings.Replace(example, "vendid=0x2c9\ndevid=0xcf09", "vendid=0x2c9\n%%%garbage", 1), ErrSyntax, `example:35: malformed ibnetdiscover output: unrecognised line: "%%%garbage"`},
+		{"garbled line", strings.Replace(example, "vendid=0x2c9\ndevid=0xcf09", "vendid=0x2c9\n%%%garbage", 1), ErrSyntax, `example:35: malformed ibnetdiscover output: not an ibnetdiscover line`},
 		{"line cut in the middle", cut(21) + "\n[33]\t\"S-2c5eab03000", ErrSyntax, "example:22: malformed ibnetdiscover output: peer node ID"},
 		{"description cut", cut(21) + "\n[33]\t\"S-2c5eab0300000100\"[1]\t\t# \"MF0;SPI", ErrSyntax, "unterminated quoted description"},
 		{"speed cut", cut(21) + "\n[33]\t\"S-2c5eab0300000100\"[1]\t\t# \"MF0;SPINE-01:MQM9701/U1\" lid", ErrSyntax, "line cut short"},
@@ -199,5 +199,15 @@ func TestParseReportsManyProblemsCapped(t *testing.T) {
 	_, err := Parse(strings.NewReader(b.String()), "x")
 	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "and 20 more problems") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// TestParseErrorQuotesNothing: a file that is not ibnetdiscover output
+// (a mistyped path) is refused naming the line, never quoting it.
+func TestParseErrorQuotesNothing(t *testing.T) {
+	t.Parallel()
+	_, err := Parse(strings.NewReader("root:$6$s3cr3t:19000:0:99999:7:::\n"), "/etc/shadow")
+	if !errors.Is(err, ErrSyntax) || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "/etc/shadow:1") {
+		t.Fatalf("Parse = %v", err)
 	}
 }
