@@ -197,3 +197,20 @@ func (r *Registry) EngineForRequest(name, field string, configured, requested *y
 	}
 	return r.NewEngine(name, field, config.Overlay(configured, requested), deps)
 }
+
+// CheckPaths keeps the files that the configured provider and engines
+// name below the roots of cfg.Paths (symbolic links resolved), reporting
+// each one outside them under its key. Unknown plugin names are left to
+// NewProvider and NewEngine.
+func (r *Registry) CheckPaths(cfg *config.File) error {
+	var errs []error
+	if f, err := r.Provider(cfg.Provider.Name); err == nil {
+		errs = append(errs, cfg.Paths.Check(f.Params, &cfg.Provider.Params, "provider.params"))
+	}
+	for i := range cfg.Engines {
+		if f, err := r.Engine(cfg.Engines[i].Name); err == nil {
+			errs = append(errs, cfg.Paths.Check(f.Params, &cfg.Engines[i].Params, fmt.Sprintf("engines[%d].params", i)))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -71,6 +71,9 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if deps.Registry == nil {
 		return nil, errors.New("service: a Registry is required")
 	}
+	if err := deps.Registry.CheckPaths(cfg); err != nil {
+		return nil, err
+	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}

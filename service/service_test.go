@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +39,21 @@ func TestLoopKeepsItsSlot(t *testing.T) {
 	run, err := svc.Loop.RunOnce(ctx, TriggerAPI)
 	if err != nil || run.Outcome == "" {
 		t.Fatalf("the loop's discovery with every request slot taken: %+v, %v", run, err)
+	}
+}
+
+// TestNewKeepsFilesBelowRoots: with a paths section, a configured model
+// outside the read roots stops the service before anything opens it.
+func TestNewKeepsFilesBelowRoots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.Store.Path = filepath.Join(dir, "store.db")
+	cfg.Provider.Name = "sim"
+	config.SetParam(&cfg.Provider.Params, "model", "/etc/passwd")
+	cfg.Paths.Read = []string{filepath.Join(dir, "models")}
+	_, err := New(context.Background(), cfg, Deps{Registry: registry.Default()})
+	if !errors.Is(err, config.ErrOutsideRoots) || !strings.Contains(err.Error(), "provider.params.model") {
+		t.Fatalf("New = %v, want ErrOutsideRoots on provider.params.model", err)
 	}
 }

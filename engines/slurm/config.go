@@ -73,7 +73,7 @@ type Config struct {
 	Topologies []TopologyConfig `yaml:"topologies,omitempty" request:"true"`
 	// Output is the file to write; empty writes the document to the
 	// host's standard output (Deps.Stdout).
-	Output string `yaml:"output,omitempty"`
+	Output string `yaml:"output,omitempty" path:"write"`
 	// Reconfigure runs ReconfigureCommand after Output changed.
 	Reconfigure bool `yaml:"reconfigure"`
 	// ReconfigureCommand is the command that makes slurmctld reread the

@@ -39,6 +39,8 @@ type File struct {
 	Kubernetes Kubernetes `yaml:"kubernetes"`
 	// Placement configures the service's placement ledger sources.
 	Placement Placement `yaml:"placement"`
+	// Paths bounds the files the plugins read and write.
+	Paths Paths `yaml:"paths"`
 }
 
 // Default returns the configuration used when there is no file: no
@@ -119,6 +121,7 @@ func (f *File) validate() error {
 			errs = append(errs, Errorf(fmt.Sprintf("engines[%d].name", i), "is required"))
 		}
 	}
+	errs = append(errs, PrefixFields("paths", f.Paths.Validate()))
 	return errors.Join(errs...)
 }
 

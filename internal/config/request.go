@@ -24,6 +24,10 @@ type ParamSpec struct {
 	Keys []string
 	// RequestKeys are the keys a request may set, sorted.
 	RequestKeys []string
+	// Paths maps the keys that name a file to how it is used: "read" or
+	// "write" (from the `path` tag); Paths.Check keeps them below the
+	// operator's roots.
+	Paths map[string]string
 	// Check, when set, vets the value of a request key that is allowed
 	// only for some values (the sim provider's model: a bundled name, not
 	// a path). It returns an error wrapping ErrOperatorOnly to refuse.
@@ -65,6 +69,12 @@ func specFields(t reflect.Type, all bool, s *ParamSpec) {
 			name = strings.ToLower(f.Name)
 		}
 		s.Keys = append(s.Keys, name)
+		if mode := f.Tag.Get("path"); mode != "" {
+			if s.Paths == nil {
+				s.Paths = map[string]string{}
+			}
+			s.Paths[name] = mode
+		}
 		if req {
 			s.RequestKeys = append(s.RequestKeys, name)
 		}

@@ -22,7 +22,7 @@ type Connection struct {
 	URL string `yaml:"url"`
 	// CAFile is a PEM file of the CAs that sign the server's certificate
 	// (default: the system roots).
-	CAFile string `yaml:"caFile,omitempty"`
+	CAFile string `yaml:"caFile,omitempty" path:"read"`
 	// InsecureSkipVerify turns TLS certificate verification off; a
 	// warning is logged whenever a client is built with it.
 	InsecureSkipVerify bool `yaml:"insecureSkipVerify,omitempty"`

@@ -43,7 +43,7 @@ const (
 type ClientConfig struct {
 	// Kubeconfig is a kubeconfig file. Empty uses $KUBECONFIG, then
 	// ~/.kube/config, then the in-cluster service account.
-	Kubeconfig string `yaml:"kubeconfig,omitempty"`
+	Kubeconfig string `yaml:"kubeconfig,omitempty" path:"read"`
 	// Context selects a kubeconfig context; empty uses the current one.
 	Context string `yaml:"context,omitempty"`
 	// QPS and Burst are client-go's client-side rate limits (default 200

@@ -126,15 +126,17 @@ func TestRequestKeysDoc(t *testing.T) {
 	b.WriteString("may set only the keys marked **request**: data such as node lists and rendering options.\n")
 	b.WriteString("Every other key is the operator's: it is read from the service's configuration file or the\n")
 	b.WriteString("command line, and a request that sets it is refused with 403 `operator_only` naming the key.\n")
-	b.WriteString("The sim provider's `model` may come from a request only as a bundled model's name.\n\n")
-	b.WriteString("| plugin | key | who sets it |\n|---|---|---|\n")
+	b.WriteString("The sim provider's `model` may come from a request only as a bundled model's name.\n")
+	b.WriteString("The last column says which keys name a file the plugin reads or writes: with a `paths`\n")
+	b.WriteString("section in the configuration, each such file must lie below its `read` or `write` roots.\n\n")
+	b.WriteString("| plugin | key | who sets it | file |\n|---|---|---|---|\n")
 	for _, s := range allSpecs() {
 		for _, k := range s.params.Keys {
 			who := "operator"
 			if s.params.Allows(k) {
 				who = "**request**"
 			}
-			fmt.Fprintf(&b, "| %s `%s` | `%s` | %s |\n", s.kind, s.name, k, who)
+			fmt.Fprintf(&b, "| %s `%s` | `%s` | %s | %s |\n", s.kind, s.name, k, who, s.params.Paths[k])
 		}
 	}
 	const path = "../../docs/request-keys.md"

@@ -33,7 +33,7 @@ type Config struct {
 	// Token (or TokenFile) is the server's bearer token, if it asks for
 	// one.
 	Token     string `yaml:"token,omitempty"`
-	TokenFile string `yaml:"tokenFile,omitempty"`
+	TokenFile string `yaml:"tokenFile,omitempty" path:"read"`
 	// MaxAge ignores reports received longer ago (default 1h; 0 accepts
 	// any age). Agents report every --interval, so this should be a few
 	// intervals.

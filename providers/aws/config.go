@@ -30,7 +30,7 @@ type Config struct {
 	Endpoint string `yaml:"endpoint,omitempty"`
 	// CredentialsFile is a shared-credentials (INI) file; Profile picks
 	// its section (default "default").
-	CredentialsFile string `yaml:"credentialsFile,omitempty"`
+	CredentialsFile string `yaml:"credentialsFile,omitempty" path:"read"`
 	Profile         string `yaml:"profile,omitempty"`
 	// Anonymous sends unsigned requests (emulators only).
 	Anonymous bool `yaml:"anonymous,omitempty"`

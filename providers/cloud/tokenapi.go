@@ -116,7 +116,7 @@ type TokenSettings struct {
 	// Token (or TokenFile) is the API token; a request's "token"
 	// credential overrides it.
 	Token     string `yaml:"token,omitempty"`
-	TokenFile string `yaml:"tokenFile,omitempty"`
+	TokenFile string `yaml:"tokenFile,omitempty" path:"read"`
 	// PageSize is the page size asked for, 1-1000 (default 100).
 	PageSize int `yaml:"pageSize,omitempty"`
 	// Deadline bounds one discovery (default 5m).

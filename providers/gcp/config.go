@@ -31,7 +31,7 @@ type Config struct {
 	// CredentialsFile is a service-account key file; without it (and
 	// without request credentials) Application Default Credentials are
 	// used.
-	CredentialsFile string `yaml:"credentialsFile,omitempty"`
+	CredentialsFile string `yaml:"credentialsFile,omitempty" path:"read"`
 	// Anonymous sends unauthenticated requests (emulators only).
 	Anonymous bool `yaml:"anonymous,omitempty"`
 	// Filter is the list filter (default status=RUNNING; "-" for none).

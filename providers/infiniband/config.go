@@ -36,7 +36,7 @@ const DefaultTimeout = 5 * time.Minute
 type Config struct {
 	// Output is a file holding saved ibnetdiscover output (the CLI's
 	// --ibnetdiscover-output).
-	Output string `yaml:"output,omitempty"`
+	Output string `yaml:"output,omitempty" path:"read"`
 	// Command runs ibnetdiscover and reads its standard output (the
 	// CLI's --ibnetdiscover-command), e.g. "ssh ib01 sudo ibnetdiscover"
 	// or "ibsim-run ibnetdiscover".

@@ -19,7 +19,7 @@ type Config struct {
 	// Username and Password (or PasswordFile) log in.
 	Username     string `yaml:"username,omitempty"`
 	Password     string `yaml:"password,omitempty"`
-	PasswordFile string `yaml:"passwordFile,omitempty"`
+	PasswordFile string `yaml:"passwordFile,omitempty" path:"read"`
 	// Premises lists the premises to use, by name or opid; empty means
 	// every premises whose configuration key was viewed.
 	Premises []string `yaml:"premises,omitempty" request:"true"`

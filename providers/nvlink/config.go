@@ -43,7 +43,7 @@ type Config struct {
 	Command config.Command `yaml:"command,omitempty"`
 	// OutputDir holds saved nvidia-smi output, one file per node named
 	// <node>, <node>.csv or <node>.txt.
-	OutputDir string `yaml:"outputDir,omitempty"`
+	OutputDir string `yaml:"outputDir,omitempty" path:"read"`
 	// Outputs are nvidia-smi outputs inline, by node.
 	Outputs map[string]string `yaml:"outputs,omitempty"`
 	// Cliques are nvidia.com/gpu.clique label values

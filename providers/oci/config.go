@@ -41,7 +41,7 @@ type Config struct {
 	// ConfigFile and Profile select an OCI CLI configuration file
 	// (default: the SDK's default chain, environment then ~/.oci/config
 	// DEFAULT).
-	ConfigFile string `yaml:"configFile,omitempty"`
+	ConfigFile string `yaml:"configFile,omitempty" path:"read"`
 	Profile    string `yaml:"profile,omitempty"`
 	// InstancePrincipal authenticates as the instance toposcope runs on
 	// (dynamic groups).

@@ -27,7 +27,7 @@ const Name = "sim"
 // Config is the sim provider's configuration.
 type Config struct {
 	// Model is a bundled model name or the path of a model file.
-	Model string `yaml:"model" request:"true"`
+	Model string `yaml:"model" request:"true" path:"read"`
 }
 
 // DefaultConfig returns the default configuration: the bundled

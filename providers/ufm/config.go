@@ -37,10 +37,10 @@ type Config struct {
 	// credentials.
 	Username     string `yaml:"username,omitempty"`
 	Password     string `yaml:"password,omitempty"`
-	PasswordFile string `yaml:"passwordFile,omitempty"`
+	PasswordFile string `yaml:"passwordFile,omitempty" path:"read"`
 	// Token (or TokenFile) is the access token for AuthToken.
 	Token     string `yaml:"token,omitempty"`
-	TokenFile string `yaml:"tokenFile,omitempty"`
+	TokenFile string `yaml:"tokenFile,omitempty" path:"read"`
 	// Nodes is a hostlist of the cluster's hosts; empty means every UFM
 	// system of type host. Other hosts mark their switch as not part of
 	// the cluster's tree.

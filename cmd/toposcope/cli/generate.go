@@ -11,10 +11,12 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 )
 
 type generateOptions struct {
+	registry        *plugins.Registry
 	configPath      string
 	provider        string
 	engine          string
@@ -34,7 +36,7 @@ type generateOptions struct {
 }
 
 func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
-	o := &generateOptions{}
+	o := &generateOptions{registry: env.Registry}
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Discover the topology once and publish it through one engine",
@@ -155,6 +157,11 @@ func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plu
 		return pref, eref, err
 	}
 	if err := setParams(&eref.Params, "--engine-param", o.engineParams); err != nil {
+		return pref, eref, err
+	}
+	// The config file's paths roots bound the flags' files too.
+	check := config.File{Provider: pref, Engines: []config.Plugin{eref}, Paths: file.Paths}
+	if err := o.registry.CheckPaths(&check); err != nil {
 		return pref, eref, err
 	}
 	return pref, eref, nil
