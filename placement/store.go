@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ type Persister interface {
 	// LoadPlacement returns the stored budgets (nil when none were set)
 	// and records, in the order appended.
 	LoadPlacement() (*Budgets, []Record, error)
+	// DeletePlacementRecords removes the stored records of the workloads,
+	// all or none, and returns how many it removed.
+	DeletePlacementRecords(workloads []string) (int, error)
 }
 
 // NewStore returns an empty store kept in memory only: equal shares, no
@@ -195,6 +199,40 @@ func (s *Store) Sync(source string, recs []Record, now time.Time) error {
 	}
 	s.rebuild()
 	return nil
+}
+
+// ErrNoRecord is wrapped when Delete finds no stored record of a
+// workload.
+var ErrNoRecord = errors.New("no such ledger record")
+
+// Delete removes the stored records of workload (REST ingest, and work a
+// source reported finished), from the persister first. Live records of a
+// source are the source's: they go when it stops reporting them.
+func (s *Store) Delete(workload string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := bag{recs: make([]Record, 0, len(s.stored.recs)), acct: make([]int32, 0, len(s.stored.acct))}
+	for i := range s.stored.recs {
+		if s.stored.recs[i].Workload != workload {
+			keep.recs = append(keep.recs, s.stored.recs[i])
+			keep.acct = append(keep.acct, s.stored.acct[i])
+		}
+	}
+	n := len(s.stored.recs) - len(keep.recs)
+	if n == 0 {
+		return 0, fmt.Errorf("workload %q: %w", workload, ErrNoRecord)
+	}
+	if s.persist != nil {
+		if _, err := s.persist.DeletePlacementRecords([]string{workload}); err != nil {
+			return 0, fmt.Errorf("delete ledger records: %w", err)
+		}
+	}
+	s.stored = keep
+	for _, set := range s.synced {
+		delete(set, workload)
+	}
+	s.rebuild()
+	return n, nil
 }
 
 // rebuild makes all = stored + live in new arrays, so that views taken

@@ -83,6 +83,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "unknown_plugin"
 	case errors.Is(err, engines.ErrInexpressible):
 		return http.StatusUnprocessableEntity, "inexpressible"
+	case errors.Is(err, placement.ErrNoRecord):
+		return http.StatusNotFound, "not_found"
 	case errors.Is(err, placement.ErrUnknownAccount):
 		return http.StatusNotFound, "unknown_account"
 	case errors.Is(err, placement.ErrNoCandidate):

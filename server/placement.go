@@ -177,3 +177,15 @@ func (h *handlers) checkRecords(c *gin.Context, recs []placement.Record) bool {
 	}
 	return true
 }
+
+// deleteLedger answers DELETE /v1/ledger/{workload}: the workload's
+// stored records are removed (a record ingested by mistake, or one the
+// topology no longer fits).
+func (h *handlers) deleteLedger(c *gin.Context) {
+	n, err := h.Placement.Delete(c.Param("workload"))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"deleted": n})
+}

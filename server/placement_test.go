@@ -41,6 +41,8 @@ func TestPlacementEndpoints(t *testing.T) {
 		{"overlap with running work", "POST", "/v1/ledger", `{"records":[{"account":"b","workload":"w4","gpus":8,"nodes":["gpu001"],"start":"2000-01-01T00:00:00Z"}]}`, 400, "overlap"},
 		{"hostlist expanded", "POST", "/v1/ledger", `{"records":[{"account":"b","workload":"w5","gpus":16,"nodes":["gpu[003-004]"],"start":"2000-01-01T00:00:00Z","end":"2000-01-02T00:00:00Z"}]}`, 200, `"appended":1`},
 		{"ledger after refusals", "GET", "/v1/ledger", "", 200, `"gpu004"`},
+		{"delete a workload's records", "DELETE", "/v1/ledger/w5", "", 200, `"deleted":1`},
+		{"delete it again", "DELETE", "/v1/ledger/w5", "", 404, "not_found"},
 		{"no candidate", "POST", "/v1/placements", `{"account":"a","gpus":100000}`, 422, "no_candidate"},
 		{"fairshare", "GET", "/v1/fairshare", "", 200, `"fairShare"`},
 		{"fairshare classic", "GET", "/v1/fairshare?mode=classic", "", 200, `"mode":"classic"`},

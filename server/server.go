@@ -138,6 +138,7 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1.GET("/capacity", read, h.capacity)
 	v1.GET("/ledger", read, h.ledger)
 	v1.POST("/ledger", write, h.appendLedger)
+	v1.DELETE("/ledger/:workload", write, h.deleteLedger)
 	v1.GET("/budgets", read, h.budgets)
 	v1.PUT("/budgets", write, h.putBudgets)
 	v1.PUT("/agents/:node", write, h.putAgent)

@@ -58,6 +58,49 @@ func (s *Store) AppendPlacementRecords(recs []placement.Record) error {
 	return nil
 }
 
+// DeletePlacementRecords implements placement.Persister: one
+// transaction, so all the workloads' records go or none.
+func (s *Store) DeletePlacementRecords(workloads []string) (int, error) {
+	drop := make(map[string]bool, len(workloads))
+	for _, w := range workloads {
+		drop[w] = true
+	}
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bLedger)
+		if bk == nil {
+			return nil
+		}
+		var keys [][]byte
+		err := bk.ForEach(func(k, v []byte) error {
+			var r struct {
+				Workload string `json:"workload"`
+			}
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("ledger record %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			if drop[r.Workload] {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := bk.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(keys)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete ledger records: %w", err)
+	}
+	return n, nil
+}
+
 // LoadPlacement implements placement.Persister.
 func (s *Store) LoadPlacement() (*placement.Budgets, []placement.Record, error) {
 	var b *placement.Budgets

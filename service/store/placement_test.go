@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -61,5 +62,44 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 	i, ok := tree.Lookup("a")
 	if !ok || tree.Accounts()[i].Norm != 0.75 {
 		t.Fatalf("budgets after restart: a found %v, accounts %+v", ok, tree.Accounts())
+	}
+}
+
+// TestPlacementDeleteSurvivesRestart: deleted records stay deleted when
+// the store is opened again; others stay.
+func TestPlacementDeleteSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s := open(t, path)
+	ps, err := placement.OpenStore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if err := ps.Append([]placement.Record{
+		{Account: "a", Workload: "bad", GPUs: 8, Nodes: []string{"gone001"}, Start: start},
+		{Account: "a", Workload: "keep", GPUs: 8, Start: start},
+		{Account: "a", Workload: "bad", GPUs: 4, Start: start},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ps.Delete("bad"); err != nil || n != 2 {
+		t.Fatalf("Delete = %d, %v; want 2", n, err)
+	}
+	if _, err := ps.Delete("bad"); !errors.Is(err, placement.ErrNoRecord) {
+		t.Fatalf("second Delete = %v, want ErrNoRecord", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, path)
+	defer func() { _ = s.Close() }()
+	again, err := placement.OpenStore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := again.View()
+	if err != nil || len(v.Records) != 1 || v.Records[0].Workload != "keep" {
+		t.Fatalf("records after restart: %+v, %v", v.Records, err)
 	}
 }
