@@ -247,6 +247,10 @@ type Retention struct {
 	Results int `yaml:"results"`
 	// ResultAge drops older finished results (default 24h; 0 keeps all).
 	ResultAge time.Duration `yaml:"resultAge"`
+	// ResultBytes bounds the bytes of the finished results kept, their
+	// requests and bodies together: the oldest go first (default 256 MiB;
+	// 0 keeps all).
+	ResultBytes int64 `yaml:"resultBytes"`
 	// Runs is the most discovery-run records kept (default 1000).
 	Runs int `yaml:"runs"`
 }
@@ -257,7 +261,7 @@ func DefaultStore() Store {
 		LockTimeout: 10 * time.Second,
 		Retention: Retention{
 			Snapshots: 100, SnapshotAge: 720 * time.Hour,
-			Results: 1000, ResultAge: 24 * time.Hour, Runs: 1000,
+			Results: 1000, ResultAge: 24 * time.Hour, ResultBytes: 256 << 20, Runs: 1000,
 		},
 	}
 }

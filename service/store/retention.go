@@ -75,17 +75,21 @@ func pruneSnapshots(tx *bolt.Tx, now time.Time, r config.Retention) (int, error)
 
 func pruneResults(tx *bolt.Tx, now time.Time, r config.Retention) (int, error) {
 	type fin struct {
-		id string
-		at time.Time
+		id    string
+		at    time.Time
+		bytes int64
 	}
 	var finished []fin
+	var total int64
 	err := tx.Bucket(bResults).ForEach(func(k, v []byte) error {
 		var res Result
 		if err := json.Unmarshal(v, &res); err != nil {
 			return fmt.Errorf("request %s: %w", k, err)
 		}
 		if res.State != StatePending {
-			finished = append(finished, fin{string(k), res.FinishedAt})
+			b := int64(res.Size + len(res.Request))
+			finished = append(finished, fin{string(k), res.FinishedAt, b})
+			total += b
 		}
 		return nil
 	})
@@ -97,9 +101,11 @@ func pruneResults(tx *bolt.Tx, now time.Time, r config.Retention) (int, error) {
 	for i, f := range finished {
 		tooMany := len(finished)-i > r.Results
 		tooOld := r.ResultAge > 0 && now.Sub(f.at) > r.ResultAge
-		if !tooMany && !tooOld {
+		tooBig := r.ResultBytes > 0 && total > r.ResultBytes
+		if !tooMany && !tooOld && !tooBig {
 			break
 		}
+		total -= f.bytes
 		if err := tx.Bucket(bResults).Delete([]byte(f.id)); err != nil {
 			return n, fmt.Errorf("delete request %s: %w", f.id, err)
 		}

@@ -193,3 +193,31 @@ func TestOpenLockedTimesOut(t *testing.T) {
 		t.Error("a second open of a locked store succeeded")
 	}
 }
+
+// TestPruneResultBytes: finished results beyond the byte budget go,
+// oldest first; pending ones stay.
+func TestPruneResultBytes(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "db"))
+	defer s.Close()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	big := make([]byte, 1000)
+	for i, id := range []string{"a", "b", "c", "d"} {
+		r := &store.Result{ID: id, State: store.StateDone, SubmittedAt: now, FinishedAt: now.Add(time.Duration(i) * time.Minute), Size: len(big)}
+		if err := s.PutResult(r, big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Prune(now, config.Retention{Snapshots: 10, Results: 100, ResultBytes: 2500, Runs: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Results != 2 {
+		t.Errorf("pruned %d results, want the 2 oldest", p.Results)
+	}
+	for id, kept := range map[string]bool{"a": false, "b": false, "c": true, "d": true} {
+		if _, _, err := s.Result(id); (err == nil) != kept {
+			t.Errorf("result %s: %v, kept want %v", id, err, kept)
+		}
+	}
+}
