@@ -130,7 +130,7 @@ func checkKeys(node *yaml.Node, t reflect.Type, prefix, rel string, lines map[st
 		ft, ok := fields[key.Value]
 		if !ok {
 			msg := "unknown key"
-			if s := suggest(key.Value, sortedFieldNames(fields)); s != "" {
+			if s := Suggest(key.Value, sortedFieldNames(fields)); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
 			errs = append(errs, &FieldError{Field: path, Line: key.Line,
@@ -322,9 +322,9 @@ func splitList(val *yaml.Node, t reflect.Type) {
 	}
 }
 
-// suggest returns the known name closest to key when it is close enough
+// Suggest returns the known name closest to key when it is close enough
 // to be a typo (an edit distance of at most 2, or a case difference), or "".
-func suggest(key string, known []string) string {
+func Suggest(key string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
 		if strings.EqualFold(k, key) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
@@ -113,7 +114,14 @@ line or configuration; 3 the topology cannot be expressed for the target
 	root.SetErr(env.Stderr)
 	root.PersistentFlags().StringVar(&opts.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	root.PersistentFlags().StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+			var known []string
+			cmd.Flags().VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+			if s := config.Suggest(name, known); s != "" {
+				return fmt.Errorf("%w: %w; did you mean --%s?", ErrUsage, err, s)
+			}
+		}
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	})
 	root.AddCommand(
