@@ -168,3 +168,18 @@ func Decoded[C any, PC interface {
 	}
 	return p, nil
 }
+
+// NewFactory is the factory of a provider built from its typed Config:
+// New decodes params over defaults strictly and builds through build
+// (Decoded), and Params are read from the Config's tags.
+func NewFactory[C any, PC interface {
+	*C
+	config.Validator
+}, P Provider](name, summary, example string, defaults C, build func(C, Deps) (P, error)) Factory {
+	return Factory{
+		Name: name, Summary: summary, Example: example, Params: config.SpecOf(defaults),
+		New: func(params *yaml.Node, prefix string, deps Deps) (Provider, error) {
+			return Decoded[C, PC](params, prefix, deps, defaults, build)
+		},
+	}
+}

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/httpretry"
@@ -237,13 +235,5 @@ func (in inline) AgentReports(context.Context) ([]providers.AgentReport, error) 
 
 // NewFactory describes the agents provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "what node agents (toposcope agent --server) reported: identity, GPUs, NVLink domains",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
-		},
-		Example: exampleParams,
-		Params:  config.SpecOf(Config{}),
-	}
+	return providers.NewFactory(Name, "what node agents (toposcope agent --server) reported: identity, GPUs, NVLink domains", exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 }

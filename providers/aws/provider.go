@@ -20,9 +20,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/smithy-go"
-	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
@@ -209,13 +207,5 @@ func classify(err error) error {
 
 // NewFactory describes the aws provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "EC2 DescribeInstanceTopology: network nodes as tiers, capacity blocks as NVLink domains",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
-		},
-		Example: exampleParams,
-		Params:  config.SpecOf(Config{}),
-	}
+	return providers.NewFactory(Name, "EC2 DescribeInstanceTopology: network nodes as tiers, capacity blocks as NVLink domains", exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 }

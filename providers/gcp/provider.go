@@ -19,7 +19,6 @@ import (
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/googleapi"
-	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
@@ -222,13 +221,5 @@ func classify(err error) error {
 
 // NewFactory describes the gcp provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "Compute Engine physicalHostTopology: sub-block, block and cluster as tiers; sub-block as NVLink domain",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
-		},
-		Example: exampleParams,
-		Params:  config.SpecOf(Config{}),
-	}
+	return providers.NewFactory(Name, "Compute Engine physicalHostTopology: sub-block, block and cluster as tiers; sub-block as NVLink domain", exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 }

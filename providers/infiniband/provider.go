@@ -23,8 +23,6 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
@@ -195,15 +193,7 @@ func (p *Provider) graph(r *reduced, names []string) (*topology.Graph, error) {
 // --ibnetdiscover-output FILE sets the parameter "output" and
 // --ibnetdiscover-command 'CMD' sets "command".
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "InfiniBand switch tree from ibnetdiscover (a command, e.g. over ssh, or its saved output)",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil) })
-		},
-		Example: exampleParams(),
-		Params:  config.SpecOf(Config{}),
-	}
+	return providers.NewFactory(Name, "InfiniBand switch tree from ibnetdiscover (a command, e.g. over ssh, or its saved output)", exampleParams(), DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil) })
 }
 
 // readSource reads a saved ibnetdiscover output, capped at

@@ -13,13 +13,11 @@ import (
 	"fmt"
 	"log/slog"
 
-	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers"
@@ -212,23 +210,16 @@ func selectNodes(nodes []corev1.Node, req providers.Request) []selected {
 
 // NewFactory describes the k8s-labels provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE and EKS topology labels, custom keys)",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
-				var core kubernetes.Interface
-				if len(c.Nodes) == 0 {
-					clients, err := c.Clients()
-					if err != nil {
-						return nil, fmt.Errorf("k8s-labels: %w", err)
-					}
-					core = clients.Core
+	return providers.NewFactory(Name, "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE and EKS topology labels, custom keys)",
+		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
+			var core kubernetes.Interface
+			if len(c.Nodes) == 0 {
+				clients, err := c.Clients()
+				if err != nil {
+					return nil, fmt.Errorf("k8s-labels: %w", err)
 				}
-				return New(c, core, d)
-			})
-		},
-		Example: exampleParams,
-		Params:  config.SpecOf(Config{}),
-	}
+				core = clients.Core
+			}
+			return New(c, core, d)
+		})
 }

@@ -16,8 +16,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
@@ -124,15 +122,8 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 // the providers named in its sources (normally the registry's own
 // Provider method).
 func NewFactory(lookup Lookup) providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "combines several providers (e.g. the switch tree from infiniband and NVLink domains from nvlink or k8s-labels) into one graph",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			// Sources are built with field names relative to this
-			// provider's params; Decoded puts them under prefix.
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, lookup, "", d) })
-		},
-		Example: exampleParams,
-		Params:  config.SpecOf(Config{}),
-	}
+	// Sources are built with field names relative to this provider's
+	// params; Decoded puts them under prefix.
+	return providers.NewFactory(Name, "combines several providers (e.g. the switch tree from infiniband and NVLink domains from nvlink or k8s-labels) into one graph",
+		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, lookup, "", d) })
 }

@@ -20,10 +20,7 @@ import (
 	"strings"
 	"sync"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/toposcope/toposcope/internal/bounded"
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
@@ -255,13 +252,5 @@ func (p *Provider) output(ctx context.Context, node string) ([]byte, bool, error
 
 // NewFactory describes the nvlink provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "NVLink domains (GB200 NVL72 cliques) from nvidia-smi, per node, or nvidia.com/gpu.clique values",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil), nil })
-		},
-		Example: exampleParams,
-		Params:  config.SpecOf(Config{}),
-	}
+	return providers.NewFactory(Name, "NVLink domains (GB200 NVL72 cliques) from nvidia-smi, per node, or nvidia.com/gpu.clique values", exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return newProvider(c, d, nil), nil })
 }

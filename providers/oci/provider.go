@@ -17,8 +17,6 @@ import (
 	"os"
 	"sync"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
@@ -291,13 +289,5 @@ func classify(err error) error {
 
 // NewFactory describes the oci provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "OCI compute hosts: local block, network block and HPC island as tiers; GPU memory fabric as NVLink domain, racks as sub-domains",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
-		},
-		Example: exampleParams,
-		Params:  config.SpecOf(Config{}),
-	}
+	return providers.NewFactory(Name, "OCI compute hosts: local block, network block and HPC island as tiers; GPU memory fabric as NVLink domain, racks as sub-domains", exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
 }

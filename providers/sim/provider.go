@@ -90,21 +90,16 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 
 // NewFactory describes the sim provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.Factory{
-		Name:    Name,
-		Summary: "simulated cluster from a YAML model (bundled: " + strings.Join(bundledNames(), ", ") + "; or a file)",
-		New: func(params *yaml.Node, prefix string, deps providers.Deps) (providers.Provider, error) {
-			return providers.Decoded(params, prefix, deps, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
-				m, err := Load(c.Model)
-				if err != nil {
-					return nil, &config.FieldError{Field: "model", Err: err}
-				}
-				return newProvider(m, d), nil
-			})
-		},
-		Example: exampleParams,
-		Params:  paramSpec(),
-	}
+	f := providers.NewFactory(Name, "simulated cluster from a YAML model (bundled: "+strings.Join(bundledNames(), ", ")+"; or a file)",
+		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
+			m, err := Load(c.Model)
+			if err != nil {
+				return nil, &config.FieldError{Field: "model", Err: err}
+			}
+			return newProvider(m, d), nil
+		})
+	f.Params = paramSpec()
+	return f
 }
 
 // paramSpec is the spec of Config: a request may choose a bundled model by
