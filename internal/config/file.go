@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -78,7 +79,7 @@ func Parse(data []byte) (*File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlToFieldError(err)
+		return nil, yamlToFieldError(data, err)
 	}
 	if err := f.validate(); err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func Parse(data []byte) (*File, error) {
 }
 
 // yamlToFieldError turns yaml.v3's "line N: ..." messages into FieldErrors.
-func yamlToFieldError(err error) error {
+func yamlToFieldError(data []byte, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
@@ -99,16 +100,78 @@ func yamlToFieldError(err error) error {
 		}
 		return &FieldError{Field: "(document)", Err: err}
 	}
+	paths := valuePaths(data)
 	errs := make([]error, 0, len(te.Errors))
 	for _, msg := range te.Errors {
 		fe := &FieldError{Field: "(document)", Err: errors.New(msg)}
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			fe.Line, _ = strconv.Atoi(m[1])
-			fe.Err = errors.New(m[2])
+			fe.Err = errors.New(typeMessage(m[2]))
+			if p, ok := paths[fe.Line]; ok {
+				fe.Field = p
+			}
 		}
 		errs = append(errs, fe)
 	}
 	return errors.Join(errs...)
+}
+
+// valuePaths maps the line of each scalar value of the document to its
+// key path ("server.maxBodyBytes", "engines[0].name").
+func valuePaths(data []byte) map[int]string {
+	out := map[int]string{}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return out
+	}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], join(path, n.Content[i].Value))
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.ScalarNode:
+			if _, seen := out[n.Line]; !seen && path != "" {
+				out[n.Line] = path
+			}
+		}
+	}
+	walk(doc.Content[0], "")
+	return out
+}
+
+var unmarshalMsg = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+
+// typeMessage says in words what a yaml.v3 type error means: "want an
+// integer, got "lots"".
+func typeMessage(msg string) string {
+	m := unmarshalMsg.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := "a " + m[3]
+	switch t := m[3]; {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		want = "an integer"
+	case strings.HasPrefix(t, "float"):
+		want = "a number"
+	case t == "bool":
+		want = "true or false"
+	case t == "time.Duration":
+		want = "a duration such as 30s or 5m"
+	case t == "string":
+		want = "a string"
+	case strings.HasPrefix(t, "[]"):
+		want = "a list"
+	case strings.HasPrefix(t, "map["):
+		want = "a mapping"
+	}
+	return fmt.Sprintf("want %s, got %q", want, m[2])
 }
 
 func (f *File) validate() error {

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/toposcope/toposcope/internal/config"
@@ -27,4 +28,16 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("an error with no message for %q", data)
 		}
 	})
+}
+
+// TestTypeErrorsNameKeyAndLine: a value of the wrong type is reported
+// under its key path and line, in words, every one at once.
+func TestTypeErrorsNameKeyAndLine(t *testing.T) {
+	t.Parallel()
+	_, err := config.Parse([]byte("server:\n  listen: 127.0.0.1:0\n  maxBodyBytes: lots\ndiscovery:\n  interval: 5x\n"))
+	for _, want := range []string{`server.maxBodyBytes (line 3): want an integer, got "lots"`, `discovery.interval (line 5): want a duration such as 30s or 5m, got "5x"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse error %v lacks %q", err, want)
+		}
+	}
 }
