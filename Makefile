@@ -7,8 +7,12 @@ PKGS ?= ./...
 
 all: build
 
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+LDFLAGS := -s -w -X github.com/toposcope/toposcope/cmd/toposcope/cli.version=$(VERSION)
+
+## build: the release binary (trimmed paths, no symbol tables, the version set).
 build:
-	$(GO) build -o bin/toposcope ./cmd/toposcope
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/toposcope ./cmd/toposcope
 
 ## verify: everything CI checks: formatting, vet, lint, tests.
 verify: fmt-check vet lint test

@@ -175,3 +175,13 @@ func TestRequestPublishGoesThroughGuard(t *testing.T) {
 		t.Errorf("the loop did not restore its own output")
 	}
 }
+
+// TestBuildInfoMetric: /metrics exports the build's version.
+func TestBuildInfoMetric(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	w := s.do(http.MethodGet, "/metrics", "")
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `toposcope_build_info{goversion="go`) {
+		t.Fatalf("/metrics = %d, lacks toposcope_build_info", w.Code)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -37,6 +38,8 @@ type Deps struct {
 	// Metrics is where the service's metrics are registered; nil makes a
 	// registry with the Go runtime and process collectors.
 	Metrics *prometheus.Registry
+	// Version is the binary's version, exported as toposcope_build_info.
+	Version string
 }
 
 // Service is `toposcope serve` without its HTTP front: the store, the
@@ -104,6 +107,9 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	}()
 	metrics, err := NewMetrics(deps.Metrics)
 	if err != nil {
+		return nil, err
+	}
+	if err := registerBuildInfo(deps.Metrics, deps.Version); err != nil {
 		return nil, err
 	}
 	// The loop keeps a slot of its own: queued API requests never delay
@@ -194,4 +200,18 @@ func ledgerSyncer(reg *plugins.Registry, cfg config.Placement, st *placement.Sto
 		sources = append(sources, src)
 	}
 	return placement.NewSyncer(st, sources, cfg.SyncInterval, time.Now, log)
+}
+
+// registerBuildInfo exports toposcope_build_info{version,goversion} 1.
+func registerBuildInfo(reg *prometheus.Registry, version string) error {
+	if version == "" {
+		version = "unknown"
+	}
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "toposcope_build_info",
+		Help:        "The toposcope build: its version and the Go version it was built with; always 1.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	info.Set(1)
+	return reg.Register(info)
 }

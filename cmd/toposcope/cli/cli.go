@@ -36,9 +36,6 @@ const (
 	ExitUncovered = 4
 )
 
-// Version is the toposcope version printed by `toposcope version`.
-const Version = "0.1.0"
-
 // ErrUsage is wrapped by command-line errors.
 var ErrUsage = errors.New("usage")
 
@@ -98,8 +95,9 @@ type rootOptions struct {
 func newRoot(env *Env) *cobra.Command {
 	opts := &rootOptions{}
 	root := &cobra.Command{
-		Use:   "toposcope",
-		Short: "Discover GPU-cluster network topology and publish it to schedulers",
+		Use:     "toposcope",
+		Version: Version(),
+		Short:   "Discover GPU-cluster network topology and publish it to schedulers",
 		Long: `toposcope discovers the network topology of a GPU cluster (switch tree,
 NVLink domains) from a provider and publishes it through engines, such as
 Slurm's topology.conf.
@@ -114,6 +112,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 	root.SetErr(env.Stderr)
 	root.PersistentFlags().StringVar(&opts.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	root.PersistentFlags().StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
+	root.SetVersionTemplate("toposcope {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
 			var known []string
@@ -161,7 +160,7 @@ func newVersionCmd(env *Env) *cobra.Command {
 		Short: "Print the toposcope version",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "toposcope", Version)
+			_, err := fmt.Fprintln(env.Stdout, "toposcope", Version())
 			return err
 		},
 	}

@@ -163,7 +163,7 @@ func runServe(ctx context.Context, env *Env, cfg *config.File, log *slog.Logger)
 	if err != nil {
 		return err
 	}
-	svc, err := service.New(ctx, cfg, service.Deps{Registry: env.Registry, Logger: log, Stdout: env.Stdout})
+	svc, err := service.New(ctx, cfg, service.Deps{Registry: env.Registry, Logger: log, Stdout: env.Stdout, Version: Version()})
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func printWhere(env *Env, cfg *config.File, addr net.Addr, loop *service.Loop, s
 		scheme = "https"
 	}
 	base := scheme + "://" + addr.String()
-	fmt.Fprintf(env.Stdout, "toposcope %s: listening on %s (provider %s; engines %v)\n", Version, base, loop.ProviderName(), loop.EngineNames())
+	fmt.Fprintf(env.Stdout, "toposcope %s: listening on %s (provider %s; engines %v)\n", Version(), base, loop.ProviderName(), loop.EngineNames())
 	for _, l := range [][2]string{
 		{"status", "/v1/status"},
 		{"graph", "/v1/graph   (Graphviz: /v1/graph?format=dot)"},
