@@ -220,6 +220,7 @@ func join(prefix, key string) string {
 // cleanYAMLError strips the library's "yaml: unmarshal errors:" preamble.
 func cleanYAMLError(err error) error {
 	msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:"))
+	msg = strings.TrimPrefix(msg, "line 0: ") // a value set on the command line has no line
 	return errors.New(strings.Join(strings.Fields(msg), " "))
 }
 
@@ -304,15 +305,16 @@ func topKey(field string) string {
 	return field
 }
 
-// splitList turns a plain scalar holding commas into a sequence when the
-// field is a list, so that a list can be given on the command line
-// (--engine-param blockSizes=18,36). A quoted scalar is left alone.
+// splitList turns a plain string scalar into a sequence, split at commas,
+// when the field is a list, so that a list can be given on the command
+// line (--engine-param blockSizes=18,36; reconfigureCommand=true is a list
+// of one). A quoted scalar is left alone.
 func splitList(val *yaml.Node, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Slice || t.Elem().Kind() == reflect.Uint8 || val.Kind != yaml.ScalarNode ||
-		val.Style != 0 || (val.Tag != "" && val.Tag != "!!str") || !strings.Contains(val.Value, ",") {
+		val.Style != 0 || (val.Tag != "" && val.Tag != "!!str") {
 		return
 	}
 	items := strings.Split(val.Value, ",")

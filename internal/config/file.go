@@ -222,3 +222,17 @@ func SetParamList(node *yaml.Node, key string, values []string) {
 		}
 	}
 }
+
+// Param returns the scalar value of key in a parameter mapping, and false
+// when the key is missing or not a scalar.
+func Param(node *yaml.Node, key string) (string, bool) {
+	if node == nil || node.Kind != yaml.MappingNode {
+		return "", false
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == key && node.Content[i+1].Kind == yaml.ScalarNode {
+			return node.Content[i+1].Value, true
+		}
+	}
+	return "", false
+}

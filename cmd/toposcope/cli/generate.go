@@ -33,6 +33,7 @@ type generateOptions struct {
 	providerParams  []string
 	engineParams    []string
 	failOnUncovered bool
+	force           bool
 }
 
 func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
@@ -41,7 +42,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 		Use:   "generate",
 		Short: "Discover the topology once and publish it through one engine",
 		Example: `  toposcope generate --provider sim --model nvl72 --engine slurm --plugin topology/block --slurm-version 24.11
-  toposcope generate --model fat-tree-512 --output /etc/slurm/topology.conf --reconfigure
+  toposcope generate --model fat-tree-512 --output /tmp/topology.conf
   toposcope generate --config /etc/toposcope/config.yaml
   toposcope generate --provider infiniband --ibnetdiscover-output fabric.txt --engine slurm
   toposcope generate --provider infiniband --ibnetdiscover-command 'ssh head1 ibnetdiscover'
@@ -62,6 +63,9 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			}
 			e, err := env.Registry.NewEngine(eref.Name, "engine", &eref.Params, engines.Deps{Logger: log.With("engine", eref.Name), Stdout: env.Stdout})
 			if err != nil {
+				return err
+			}
+			if err := guardLiveOutput(env.Stderr, pref.Name, eref, o.force); err != nil {
 				return err
 			}
 			req, err := o.request()
@@ -106,6 +110,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 	f.StringVar(&o.nodes, "nodes", "", "only these nodes (a Slurm hostlist, e.g. gpu[001-064])")
 	f.StringArrayVar(&o.providerParams, "provider-param", nil, "provider setting KEY=VALUE (repeatable)")
 	f.StringArrayVar(&o.engineParams, "engine-param", nil, "engine setting KEY=VALUE (repeatable)")
+	f.BoolVar(&o.force, "force", false, "let the sim provider write Slurm's live topology.conf/topology.yaml")
 	f.BoolVar(&o.failOnUncovered, "fail-on-uncovered", false, "exit 4 when the output leaves nodes out")
 	return cmd
 }
