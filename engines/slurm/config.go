@@ -77,8 +77,9 @@ type Config struct {
 	// Reconfigure runs ReconfigureCommand after Output changed.
 	Reconfigure bool `yaml:"reconfigure"`
 	// ReconfigureCommand is the command that makes slurmctld reread the
-	// file (default ["scontrol", "reconfigure"]).
-	ReconfigureCommand []string `yaml:"reconfigureCommand,omitempty"`
+	// file (default ["scontrol", "reconfigure"]); a string is split at white
+	// space, as other commands are.
+	ReconfigureCommand config.Command `yaml:"reconfigureCommand,omitempty"`
 	// Header writes a comment block at the top of the file saying what
 	// wrote it and what it leaves out (default true).
 	Header bool `yaml:"header" request:"true"`

@@ -147,3 +147,39 @@ func TestDecodeLists(t *testing.T) {
 		t.Errorf("validation in list: %v", err)
 	}
 }
+
+type commanded struct {
+	Tags []string       `yaml:"tags"`
+	Cmd  config.Command `yaml:"cmd"`
+}
+
+func (*commanded) Validate() error { return nil }
+
+// A plain scalar given for a list is a list split at commas, as the
+// command line gives one; a Command keeps its own string form, split at
+// white space.
+func TestDecodePlainScalarLists(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		doc        string
+		tags, argv []string
+	}{
+		{"tags: a,b\n", []string{"a", "b"}, nil},
+		{"tags: one\n", []string{"one"}, nil},
+		{"cmd: scontrol reconfigure\n", nil, []string{"scontrol", "reconfigure"}},
+		{"cmd: \"true\"\n", nil, []string{"true"}},
+		{"cmd: [ssh, ib01, ibnetdiscover]\n", nil, []string{"ssh", "ib01", "ibnetdiscover"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.doc, func(t *testing.T) {
+			t.Parallel()
+			var c commanded
+			if err := config.Decode(node(t, tt.doc), &c, "p"); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(c.Tags, "|") != strings.Join(tt.tags, "|") || strings.Join(c.Cmd, "|") != strings.Join(tt.argv, "|") {
+				t.Errorf("tags %q, cmd %q; want %q, %q", c.Tags, c.Cmd, tt.tags, tt.argv)
+			}
+		})
+	}
+}

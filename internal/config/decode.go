@@ -305,13 +305,20 @@ func topKey(field string) string {
 	return field
 }
 
+// unmarshalerType is yaml.Unmarshaler, for types that decode themselves.
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
 // splitList turns a plain string scalar into a sequence, split at commas,
 // when the field is a list, so that a list can be given on the command
-// line (--engine-param blockSizes=18,36; reconfigureCommand=true is a list
-// of one). A quoted scalar is left alone.
+// line (--engine-param blockSizes=18,36). A quoted scalar is left alone,
+// and so is a type that reads YAML itself (a Command splits its string
+// form at white space).
 func splitList(val *yaml.Node, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return
 	}
 	if t.Kind() != reflect.Slice || t.Elem().Kind() == reflect.Uint8 || val.Kind != yaml.ScalarNode ||
 		val.Style != 0 || (val.Tag != "" && val.Tag != "!!str") {
