@@ -19,8 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 )
@@ -137,14 +135,8 @@ func tier0(ctx context.Context, core kubernetes.Interface, name string) string {
 
 func writeTestKubeconfig(t *testing.T, dir string, c *kubetest.Cluster) string {
 	t.Helper()
-	admin := c.AdminConfig()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: c.Host(), CertificateAuthority: admin.CAFile}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: admin.BearerToken}
-	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "admin"}
-	cfg.CurrentContext = "test"
 	path := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := kubetest.WriteKubeconfig(path, c.AdminConfig()); err != nil {
 		t.Fatal(err)
 	}
 	return path

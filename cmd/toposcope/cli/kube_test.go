@@ -8,8 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/rest"
+
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 )
 
 // TestGenerateKubernetesLabels runs `toposcope generate --engine k8s-labels`
@@ -59,13 +60,8 @@ func TestGenerateKubernetesLabels(t *testing.T) {
 
 func writeKubeconfig(t *testing.T, host, token, caFile string) string {
 	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: host, CertificateAuthority: caFile}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "admin"}
-	cfg.CurrentContext = "test"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := kubetest.WriteKubeconfig(path, &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: caFile}}); err != nil {
 		t.Fatal(err)
 	}
 	return path

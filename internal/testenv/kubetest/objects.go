@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
@@ -98,6 +99,56 @@ func (c *Cluster) waitEstablished(ctx context.Context, name string) error {
 	return nil
 }
 
+// mapper maps kinds to resources from the apiserver's discovery.
+func (c *Cluster) mapper() (meta.RESTMapper, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(c.admin)
+	if err != nil {
+		return nil, fmt.Errorf("kubetest: %w", err)
+	}
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		return nil, fmt.Errorf("kubetest: discovery: %w", err)
+	}
+	return restmapper.NewDiscoveryRESTMapper(groups), nil
+}
+
+// Missing returns "Kind namespace/name" of each object of a YAML stream
+// that the apiserver does not hold (namespaced ones looked up in
+// namespace unless they name their own).
+func (c *Cluster) Missing(ctx context.Context, data []byte, namespace string) ([]string, error) {
+	objs, err := DecodeYAML(data)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := c.mapper()
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, fmt.Errorf("kubetest: %s: %w", gvk, err)
+		}
+		var ri dynamic.ResourceInterface = c.dyn.Resource(m.Resource)
+		ns := ""
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			if ns = o.GetNamespace(); ns == "" {
+				ns = namespace
+			}
+			ri = c.dyn.Resource(m.Resource).Namespace(ns)
+		}
+		if _, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("kubetest: get %s %s: %w", gvk.Kind, o.GetName(), err)
+			}
+			missing = append(missing, gvk.Kind+" "+ns+"/"+o.GetName())
+		}
+	}
+	return missing, nil
+}
+
 // Apply creates every object of a YAML stream, namespaced ones in
 // namespace unless they name their own.
 func (c *Cluster) Apply(ctx context.Context, data []byte, namespace string) error {
@@ -105,15 +156,10 @@ func (c *Cluster) Apply(ctx context.Context, data []byte, namespace string) erro
 	if err != nil {
 		return err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(c.admin)
+	mapper, err := c.mapper()
 	if err != nil {
-		return fmt.Errorf("kubetest: %w", err)
+		return err
 	}
-	groups, err := restmapper.GetAPIGroupResources(dc)
-	if err != nil {
-		return fmt.Errorf("kubetest: discovery: %w", err)
-	}
-	mapper := restmapper.NewDiscoveryRESTMapper(groups)
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -175,27 +221,35 @@ func (c *Cluster) ServiceAccountConfig(ctx context.Context, namespace, name stri
 	}
 	user := "system:serviceaccount:" + namespace + ":" + name
 	for _, r := range clusterRules {
-		if err := c.waitAllowed(ctx, user, "", r); err != nil {
+		if err := c.WaitAllowed(ctx, user, "", r); err != nil {
 			return nil, err
 		}
 	}
 	for _, r := range namespaceRules {
-		if err := c.waitAllowed(ctx, user, namespace, r); err != nil {
+		if err := c.WaitAllowed(ctx, user, namespace, r); err != nil {
 			return nil, err
 		}
 	}
+	return c.ServiceAccountToken(ctx, namespace, name, nil)
+}
+
+// ServiceAccountToken requests a token of an existing ServiceAccount (the
+// TokenRequest API), bound to a Pod when bound is set (the token then
+// carries the Pod's node name, as a kubelet-mounted token does), and
+// returns a client configuration that authenticates with it only.
+func (c *Cluster) ServiceAccountToken(ctx context.Context, namespace, name string, bound *authenticationv1.BoundObjectReference) (*rest.Config, error) {
 	exp := int64(3600)
 	tr, err := c.core.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp, BoundObjectRef: bound}}, metav1.CreateOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("kubetest: token for %s: %w", user, err)
+		return nil, fmt.Errorf("kubetest: token for %s/%s: %w", namespace, name, err)
 	}
 	return c.config(tr.Status.Token), nil
 }
 
-// waitAllowed polls SubjectAccessReview until the first verb of rule is
+// WaitAllowed polls SubjectAccessReview until the first verb of rule is
 // allowed for user: the RBAC authorizer sees new bindings a moment later.
-func (c *Cluster) waitAllowed(ctx context.Context, user, namespace string, rule rbacv1.PolicyRule) error {
+func (c *Cluster) WaitAllowed(ctx context.Context, user, namespace string, rule rbacv1.PolicyRule) error {
 	if len(rule.Verbs) == 0 || len(rule.Resources) == 0 {
 		return nil
 	}

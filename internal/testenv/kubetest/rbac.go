@@ -17,7 +17,7 @@ type Rules struct {
 }
 
 // LoadRules reads the ClusterRoles and Roles of a YAML file (such as
-// deploy/rbac/k8s-labels.yaml).
+// charts/toposcope/rbac/k8s-labels.yaml).
 func LoadRules(path string) (Rules, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
