@@ -28,6 +28,7 @@ type serveOptions struct {
 	model      string
 	interval   time.Duration
 	allowRoot  bool
+	advertise  string
 }
 
 func newServeCmd(env *Env, root *rootOptions) *cobra.Command {
@@ -68,6 +69,7 @@ triggers, the store, tokens and TLS (see docs/service.md and docs/api.md).`,
 	f.StringVar(&o.storePath, "store", "", "store file (default $XDG_STATE_HOME/toposcope/toposcope.db; without --config, quickstart-MODEL.db there)")
 	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
 	f.DurationVar(&o.interval, "interval", 0, "time between discoveries (overrides discovery.interval)")
+	f.StringVar(&o.advertise, "advertise-url", "", "this replica's API URL as the other replicas reach it (overrides kubernetes.leaderElection.advertiseURL; in a pod: http://$(POD_IP):49021)")
 	f.BoolVar(&o.allowRoot, "allow-root", false, "run as root (refused otherwise: the service needs no more than its store, the files it writes, and a Slurm operator account for reconfigure)")
 	return cmd
 }
@@ -97,6 +99,9 @@ func (o *serveOptions) config(cmd *cobra.Command) (*config.File, error) {
 	}
 	if changed("interval") {
 		cfg.Discovery.Interval = o.interval
+	}
+	if changed("advertise-url") {
+		cfg.Kubernetes.LeaderElection.AdvertiseURL = o.advertise
 	}
 	if err := cfg.Server.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
