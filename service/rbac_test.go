@@ -13,11 +13,11 @@ import (
 )
 
 // TestServeRBAC runs the node watcher and the leader election with a
-// ServiceAccount token bound to exactly deploy/rbac/serve.yaml: each works,
+// ServiceAccount token bound to exactly charts/toposcope/rbac/serve.yaml: each works,
 // and every granted verb is used.
 func TestServeRBAC(t *testing.T) {
 	t.Parallel()
-	rules, err := kubetest.LoadRules("../deploy/rbac/serve.yaml")
+	rules, err := kubetest.LoadRules("../charts/toposcope/rbac/serve.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +83,6 @@ func TestServeRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	if unused := rules.Unused(counter.Accesses()); len(unused) > 0 {
-		t.Errorf("deploy/rbac/serve.yaml grants permissions serve never used: %v", unused)
+		t.Errorf("charts/toposcope/rbac/serve.yaml grants permissions serve never used: %v", unused)
 	}
 }

@@ -13,12 +13,12 @@ import (
 )
 
 // TestRBAC runs the engine with a ServiceAccount token bound to exactly
-// the rules of deploy/rbac/k8s-labels.yaml: a missing permission fails the
+// the rules of charts/toposcope/rbac/k8s-labels.yaml: a missing permission fails the
 // publish, and every granted verb must have been used (an excess one
 // shows as unused).
 func TestRBAC(t *testing.T) {
 	t.Parallel()
-	rules, err := kubetest.LoadRules("../../deploy/rbac/k8s-labels.yaml")
+	rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/k8s-labels.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestRBAC(t *testing.T) {
 		accesses = append(accesses, s.counter.Accesses()...)
 	}
 	if unused := rules.Unused(accesses); len(unused) > 0 {
-		t.Errorf("deploy/rbac/k8s-labels.yaml grants permissions the engine never used: %v", unused)
+		t.Errorf("charts/toposcope/rbac/k8s-labels.yaml grants permissions the engine never used: %v", unused)
 	}
 
 	// Without patch, the publish is refused by the apiserver.

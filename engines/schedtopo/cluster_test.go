@@ -138,14 +138,14 @@ func TestTopologyObjects(t *testing.T) {
 }
 
 // TestRBAC runs each engine with only the rules of its
-// deploy/rbac/<engine>.yaml and checks each rule was needed.
+// charts/toposcope/rbac/<engine>.yaml and checks each rule was needed.
 func TestRBAC(t *testing.T) {
 	t.Parallel()
 	for _, s := range []schedtopo.Scheduler{schedtopo.Kueue, schedtopo.KAI} {
 		t.Run(s.Engine, func(t *testing.T) {
 			t.Parallel()
 			c := env.Require(t)
-			rules, err := kubetest.LoadRules("../../deploy/rbac/" + s.Engine + ".yaml")
+			rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/" + s.Engine + ".yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestRBAC(t *testing.T) {
 				}
 			}
 			if unused := rules.Unused(counter.Accesses()); len(unused) > 0 {
-				t.Errorf("deploy/rbac/%s.yaml grants permissions the engine never used: %v", s.Engine, unused)
+				t.Errorf("charts/toposcope/rbac/%s.yaml grants permissions the engine never used: %v", s.Engine, unused)
 			}
 		})
 	}

@@ -174,11 +174,11 @@ func TestRefusesOperatorOwned(t *testing.T) {
 	}
 }
 
-// TestRBAC runs the engine with only the rules of deploy/rbac/slinky.yaml
+// TestRBAC runs the engine with only the rules of charts/toposcope/rbac/slinky.yaml
 // and checks that each of them was needed.
 func TestRBAC(t *testing.T) {
 	t.Parallel()
-	rules, err := kubetest.LoadRules("../../deploy/rbac/slinky.yaml")
+	rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/slinky.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +194,6 @@ func TestRBAC(t *testing.T) {
 		accesses = append(accesses, s.counter.Accesses()...)
 	}
 	if unused := rules.Unused(accesses); len(unused) > 0 {
-		t.Errorf("deploy/rbac/slinky.yaml grants permissions the engine never used: %v", unused)
+		t.Errorf("charts/toposcope/rbac/slinky.yaml grants permissions the engine never used: %v", unused)
 	}
 }

@@ -90,7 +90,7 @@ func namespace(t *testing.T, c *kubetest.Cluster) string {
 }
 
 // TestRecordsFromAPIServer reads pods through a ServiceAccount bound to
-// exactly deploy/rbac/ledger-kubernetes.yaml, two per page, and checks
+// exactly charts/toposcope/rbac/ledger-kubernetes.yaml, two per page, and checks
 // each record; then syncs into a store through a bad annotation and a
 // deleted pod.
 func TestRecordsFromAPIServer(t *testing.T) {
@@ -118,7 +118,7 @@ func TestRecordsFromAPIServer(t *testing.T) {
 		createPod(t, core, p.ns, p.podSpec)
 	}
 
-	rules, err := kubetest.LoadRules("../../deploy/rbac/ledger-kubernetes.yaml")
+	rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/ledger-kubernetes.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

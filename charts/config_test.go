@@ -1,0 +1,87 @@
+package charts_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/toposcope/toposcope/cmd/toposcope/cli"
+	"github.com/toposcope/toposcope/internal/testenv/helmtest"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+)
+
+// renderedConfig returns the config.yaml of the chart's ConfigMap.
+func renderedConfig(t *testing.T, manifest string) string {
+	t.Helper()
+	objs, err := kubetest.DecodeYAML([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "ConfigMap" && o.GetLabels()["app.kubernetes.io/component"] == "serve" {
+			data, _, _ := unstructured.NestedString(o.Object, "data", "config.yaml")
+			if data == "" {
+				t.Fatalf("ConfigMap %s has no config.yaml", o.GetName())
+			}
+			return data
+		}
+	}
+	t.Fatal("no serve ConfigMap in the rendering")
+	return ""
+}
+
+// TestRenderedConfigIsValid runs `toposcope check` (the service's own
+// validation, and the build of every plugin) on the configuration file
+// that each example renders. Kubernetes plugins build their clients from
+// $KUBECONFIG, so the test sets it and does not run in parallel.
+func TestRenderedConfigIsValid(t *testing.T) {
+	h := helmtest.Require(t)
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: unused}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kc)
+	for _, e := range examples(t) {
+		t.Run(e.name, func(t *testing.T) {
+			out, err := render(t, h, valuesArgs(e)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, e.name+".yaml")
+			if err := os.WriteFile(path, []byte(renderedConfig(t, out)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), []string{"check", "--config", path}, cli.Env{Stdout: &stdout, Stderr: &stderr})
+			if code != 0 || !strings.Contains(stdout.String(), "valid") {
+				t.Fatalf("toposcope check: exit %d\n%s%s", code, stdout.String(), stderr.String())
+			}
+		})
+	}
+	// And the check can fail: a key the service does not know.
+	out, err := render(t, h, "--set", "config.engines[0].name=k8s-labels", "--set", "config.engines[0].params.colour=red")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(path, []byte(renderedConfig(t, out)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"check", "--config", path}, cli.Env{Stdout: &stdout, Stderr: &stderr}); code != cli.ExitUsage ||
+		!strings.Contains(stderr.String(), "engines[0].params.colour") {
+		t.Fatalf("check of an unknown key: exit %d, stderr %s", code, stderr.String())
+	}
+}

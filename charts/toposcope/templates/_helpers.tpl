@@ -1,0 +1,153 @@
+{{/* The chart name, or nameOverride. */}}
+{{- define "toposcope.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The prefix of every object name: fullnameOverride, else release-chart (the release alone when it holds the chart name). */}}
+{{- define "toposcope.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels of every object. */}}
+{{- define "toposcope.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "toposcope.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Selector labels of the serve pods. */}}
+{{- define "toposcope.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "toposcope.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: serve
+{{- end -}}
+
+{{/* Selector labels of the agent pods. */}}
+{{- define "toposcope.agentSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "toposcope.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: agent
+{{- end -}}
+
+{{/* The serve ServiceAccount's name. */}}
+{{- define "toposcope.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "toposcope.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The agent ServiceAccount's name. */}}
+{{- define "toposcope.agentServiceAccountName" -}}
+{{- printf "%s-agent" (include "toposcope.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The image reference. */}}
+{{- define "toposcope.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The container port of the API. */}}
+{{- define "toposcope.port" -}}49021{{- end -}}
+
+{{/* Where the serve container mounts the token Secret. */}}
+{{- define "toposcope.tokensDir" -}}/etc/toposcope/tokens{{- end -}}
+
+{{/*
+The configuration file: .Values.config with what the chart decides set on
+top (listen address, store, tokens, leader election).
+*/}}
+{{- define "toposcope.config" -}}
+{{- $c := deepCopy .Values.config -}}
+{{- if not $c.provider -}}
+{{- $_ := set $c "provider" (dict "name" "sim" "params" (dict "model" "small-tree")) -}}
+{{- end -}}
+{{- $server := deepCopy (default dict $c.server) -}}
+{{- $_ := set $server "listen" (printf "0.0.0.0:%s" (include "toposcope.port" .)) -}}
+{{- $auth := deepCopy (default dict $server.auth) -}}
+{{- if .Values.auth.existingSecret -}}
+{{- $_ := set $auth "tokensFile" (printf "%s/%s" (include "toposcope.tokensDir" .) .Values.auth.key) -}}
+{{- else -}}
+{{- $_ := set $auth "anonymous" .Values.auth.anonymous -}}
+{{- end -}}
+{{- $_ := set $server "auth" $auth -}}
+{{- $_ := set $c "server" $server -}}
+{{- $store := deepCopy (default dict $c.store) -}}
+{{- $_ := set $store "path" "/var/lib/toposcope/toposcope.db" -}}
+{{- $_ := set $c "store" $store -}}
+{{- if gt (int .Values.replicaCount) 1 -}}
+{{- $kube := deepCopy (default dict $c.kubernetes) -}}
+{{- $le := deepCopy (default dict $kube.leaderElection) -}}
+{{- $_ := set $le "enabled" true -}}
+{{- $_ := set $le "namespace" .Release.Namespace -}}
+{{- $_ := set $le "name" (include "toposcope.fullname" .) -}}
+{{- if .Values.auth.existingSecret -}}
+{{- if not .Values.auth.peerTokenKey -}}
+{{- fail "auth.peerTokenKey must name the Secret's read token for the followers when replicaCount > 1 and auth.existingSecret is set" -}}
+{{- end -}}
+{{- $_ := set $le "peerTokenFile" (printf "%s/%s" (include "toposcope.tokensDir" .) .Values.auth.peerTokenKey) -}}
+{{- end -}}
+{{- $_ := set $kube "leaderElection" $le -}}
+{{- $_ := set $c "kubernetes" $kube -}}
+{{- end -}}
+{{- toYaml $c -}}
+{{- end -}}
+
+{{/*
+The RBAC rule files (rbac/NAME.yaml) that the configuration needs, as a
+list of dicts {file, namespace, resourceName}: one per engine, provider or
+ledger source that talks to Kubernetes. Cluster rules of a file are bound
+once; its namespaced rules go in namespace, their resourceNames replaced
+by resourceName.
+*/}}
+{{- define "toposcope.rbacNeeds" -}}
+{{- $needs := list -}}
+{{- $c := .Values.config -}}
+{{- if and $c.provider (eq (toString $c.provider.name) "k8s-labels") -}}
+{{- $needs = append $needs (dict "file" "provider-k8s-labels") -}}
+{{- end -}}
+{{- range $e := (default list $c.engines) -}}
+{{- $p := default dict $e.params -}}
+{{- if has (toString $e.name) (list "k8s-labels" "kueue" "kai") -}}
+{{- $needs = append $needs (dict "file" $e.name) -}}
+{{- else if eq (toString $e.name) "slinky" -}}
+{{- $needs = append $needs (dict "file" "slinky" "namespace" (default "slurm" $p.namespace) "resourceName" (default "toposcope-topology" $p.configMap)) -}}
+{{- end -}}
+{{- end -}}
+{{- range $s := (default list (default dict $c.placement).sources) -}}
+{{- if eq (toString $s.name) "kubernetes" -}}
+{{- $needs = append $needs (dict "file" "ledger-kubernetes") -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (dict "needs" $needs) -}}
+{{- end -}}
+
+{{/* rules renders the rules of kind (ClusterRole or Role) in rbac/FILE.yaml, with resourceNames replaced by resourceName. */}}
+{{- define "toposcope.rules" -}}
+{{- $rules := list -}}
+{{- range $doc := splitList "\n---\n" (.root.Files.Get (printf "rbac/%s.yaml" .file)) -}}
+{{- $obj := fromYaml $doc -}}
+{{- if eq (toString $obj.kind) $.kind -}}
+{{- range $r := $obj.rules -}}
+{{- $r = deepCopy $r -}}
+{{- if and (hasKey $r "resourceNames") $.resourceName -}}
+{{- $_ := set $r "resourceNames" (list $.resourceName) -}}
+{{- end -}}
+{{- $rules = append $rules $r -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $rules -}}
+{{- end -}}
