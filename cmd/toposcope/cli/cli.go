@@ -112,7 +112,6 @@ line or configuration; 3 the topology cannot be expressed for the target
 	root.SetErr(env.Stderr)
 	root.PersistentFlags().StringVar(&opts.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	root.PersistentFlags().StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
-	root.SetVersionTemplate("toposcope {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
 			var known []string
