@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 )
 
 // releaseTags are the build tags of `make build` (the Makefile's TAGS).
@@ -24,7 +26,7 @@ const releaseTags = "grpcnotrace"
 // usual culprits).
 func TestDeadCodeElimination(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
+	if testing.Short() && !kubetest.InCI() {
 		t.Skip("-short: links the whole binary")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)

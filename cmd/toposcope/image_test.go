@@ -35,7 +35,7 @@ func TestImage(t *testing.T) {
 	if _, err := exec.LookPath("buildah"); err != nil && !kubetest.InCI() {
 		t.Skip("no buildah (hack/image.sh --tools installs it)")
 	}
-	if testing.Short() {
+	if testing.Short() && !kubetest.InCI() {
 		t.Skip("-short: the image needs a full static build")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
