@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// ErrTrigger is wrapped when the service did not take a discovery request.
+var ErrTrigger = errors.New("the service did not queue a discovery")
+
+// newTriggerCmd returns `toposcope trigger`: ask a running service to
+// discover now (POST /v1/discover). Slurm's strigger runs it through
+// /usr/lib/toposcope/slurm-trigger when a node goes down or up; requests
+// that arrive while a discovery is queued are merged into it.
+func newTriggerCmd(env *Env) *cobra.Command {
+	var url, tokenFile string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "trigger",
+		Short: "Ask a running toposcope service to discover now",
+		Example: `  toposcope trigger
+  toposcope trigger --url https://head01:49021 --token-file /etc/toposcope/trigger.token`,
+		Args: cobra.ArbitraryArgs, // strigger passes the affected nodes; the whole fabric is rediscovered
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			token := ""
+			if tokenFile != "" {
+				b, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return fmt.Errorf("%w: --token-file: %w", ErrUsage, err)
+				}
+				token = strings.TrimSpace(string(b))
+			}
+			if err := postDiscover(ctx, strings.TrimRight(url, "/"), token); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintln(env.Stdout, "toposcope: discovery queued")
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&url, "url", "http://127.0.0.1:49021", "the service's base URL")
+	f.StringVar(&tokenFile, "token-file", "", "file holding a write token (when the service has tokens)")
+	f.DurationVar(&timeout, "timeout", 10*time.Second, "give up after this long")
+	return cmd
+}
+
+// postDiscover sends POST /v1/discover; any answer but 202 is an error
+// that names the status, never the body.
+func postDiscover(ctx context.Context, base, token string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/discover", strings.NewReader("{}"))
+	if err != nil {
+		return fmt.Errorf("%w: --url: %w", ErrUsage, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrTrigger, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("%w: %s answered %s", ErrTrigger, base, resp.Status)
+	}
+	return nil
+}

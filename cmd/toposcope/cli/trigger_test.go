@@ -1,0 +1,97 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toposcope/toposcope/cmd/toposcope/cli"
+)
+
+// TestTrigger runs the real service and asks it to discover with
+// `toposcope trigger`, as the Slurm trigger script does: the service
+// records a run started by the API; a service that refuses is exit 1.
+func TestTrigger(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var serveOut syncBuffer
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cli.Main(ctx, []string{"serve", "--listen", addr, "--store", filepath.Join(t.TempDir(), "s.db"), "--interval", "1h", "--allow-root"},
+			cli.Env{Stdout: &serveOut, Stderr: &serveOut})
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	base := "http://" + addr
+	waitRuns(t, base, 1, &serveOut) // the startup discovery
+
+	var out, errb bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"trigger", "--url", base, "gpu001", "gpu002"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("trigger: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "discovery queued") {
+		t.Errorf("trigger printed %q", out.String())
+	}
+	body := waitRuns(t, base, 2, &serveOut)
+	if !strings.Contains(body, `"trigger":"api"`) {
+		t.Errorf("no run started by the API in %s", body)
+	}
+
+	errb.Reset()
+	if code := cli.Main(context.Background(), []string{"trigger", "--url", base + "/nowhere"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 1 ||
+		!strings.Contains(errb.String(), "404") {
+		t.Errorf("a refused trigger: exit %d, %q; want 1 naming the status", code, errb.String())
+	}
+}
+
+// waitRuns polls GET /v1/runs until it lists n runs and returns its body.
+func waitRuns(t *testing.T, base string, n int, log *syncBuffer) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/v1/runs")
+		if err == nil {
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(resp.Body)
+			_ = resp.Body.Close()
+			if strings.Count(b.String(), `"trigger":`) >= n {
+				return b.String()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the service did not record %d runs: %v\n%s", n, err, log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the serve goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
