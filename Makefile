@@ -3,7 +3,7 @@ CACHE ?= $(or $(TOPOSCOPE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/toposcop
 GOLANGCI_LINT ?= $(shell command -v golangci-lint 2>/dev/null || echo $(CACHE)/bin/golangci-lint)
 PKGS ?= ./...
 
-.PHONY: all build image binsize test verify fmt fmt-check vet lint bench fuzz clean
+.PHONY: all build image package binsize test verify fmt fmt-check vet lint bench fuzz clean
 
 all: build
 
@@ -23,6 +23,10 @@ build:
 ## image: the container image (Containerfile) as an OCI archive, bin/toposcope-image.tar, built with buildah.
 image:
 	VERSION=$(VERSION) bash hack/image.sh
+
+## package: the .deb and .rpm (packaging/), dist/toposcope_<version>_amd64.deb and dist/toposcope-<version>.x86_64.rpm, built with nfpm.
+package:
+	VERSION=$(VERSION) bash hack/package.sh
 
 ## binsize: what each cloud SDK and client-go add to the release binary.
 binsize:
@@ -61,4 +65,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/config/
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

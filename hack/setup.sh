@@ -4,7 +4,8 @@
 # host (slurmctld, slurmd, slurm-client), Slurm 24.11 in a cached Debian
 # trixie chroot, ibsim and the real ibnetdiscover, etcd and a kube-apiserver
 # built once from k8s.io/kubernetes, and helm built once from helm.sh/helm/v4,
-# and buildah, skopeo and umoci for the container image. It starts what must already run
+# buildah, skopeo and umoci for the container image, and nfpm, lintian,
+# rpm and systemd-analyze for the system packages. It starts what must already run
 # (munged; the tests start slurmctld, slurmd, etcd and kube-apiserver
 # themselves). Every step checks first, so a second run does nothing.
 # The README's test command is `bash hack/setup.sh && CI=true make verify`.
@@ -20,3 +21,4 @@ bash hack/install-kube.sh
 bash hack/install-ibsim.sh
 bash hack/install-helm.sh
 bash hack/image.sh --tools
+bash hack/install-nfpm.sh

@@ -41,6 +41,7 @@ var rules = map[string]layer{
 	"internal/registry":   {6, "root"},
 	"cmd":                 {7, "cmd"},
 	"charts":              {7, "cmd"},
+	"packaging":           {7, "cmd"},
 }
 
 func layerOf(rel string) (layer, bool) {

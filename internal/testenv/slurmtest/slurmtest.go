@@ -182,3 +182,16 @@ func chrootDir() (string, error) {
 	}
 	return filepath.Join(d, "toposcope", chrootName), nil
 }
+
+// Chroot returns the folder of the Debian trixie chroot with Slurm 24.11
+// that hack/install-slurm.sh built, or skips the test as Require(t, V2411)
+// does. A test that changes files in it works on a copy.
+func Chroot(t testing.TB) string {
+	t.Helper()
+	Require(t, V2411)
+	d, err := chrootDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

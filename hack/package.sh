@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# package.sh — build the toposcope .deb and .rpm (`make package`):
+#   dist/toposcope_<version>_amd64.deb and dist/toposcope-<version>.x86_64.rpm
+# from the release binary (`make build`), packaging/ (unit files, default
+# configuration, scripts) and nfpm (hack/install-nfpm.sh installs it).
+#
+#   bash hack/package.sh [OUTDIR]     (default dist)
+# Environment:
+#   VERSION   the version (default: git describe; one that does not start
+#             with a digit becomes 0.1.0~git<it>, as deb and rpm need)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT="${1:-dist}"
+CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
+VERSION="${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)}"
+VERSION="${VERSION#v}"
+[[ "$VERSION" =~ ^[0-9]+\.[0-9]+ ]] || VERSION="0.1.0~git$VERSION"
+VERSION="${VERSION//-/\~}" # rpm allows no dash in a version; ~ sorts before the release in both
+
+log() { printf '[package] %s\n' "$*"; }
+
+bash hack/install-nfpm.sh >/dev/null
+make --no-print-directory build VERSION="$VERSION"
+
+STAGE=.cache/package # packaging/nfpm.yaml names it
+rm -rf "$STAGE"
+mkdir -p "$STAGE"
+trap 'rm -rf "$STAGE"' EXIT
+cp bin/toposcope "$STAGE/toposcope"
+date="$(date -u -R -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")"
+
+# A manual page from the built binary's own help.
+{
+	printf '.TH TOPOSCOPE 1 "%s" "toposcope %s" "User Commands"\n' "$(date -u -d "$date" +%Y-%m-%d)" "$VERSION"
+	printf '.SH NAME\ntoposcope \\- discover GPU cluster network topology and publish it to schedulers\n'
+	printf '.SH SYNOPSIS\n.B toposcope\n.I command\n[\\fIflags\\fR]\n'
+	printf '.SH DESCRIPTION\n.nf\n'
+	"$STAGE/toposcope" --help | sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\&'/"
+	printf '.fi\n.SH FILES\n/etc/toposcope/config.yaml, /var/lib/toposcope, /usr/share/doc/toposcope/install-slurm.md\n'
+} | gzip -9n >"$STAGE/toposcope.1.gz"
+
+cat >"$STAGE/copyright" <<COPYRIGHT
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: toposcope
+Source: https://github.com/toposcope/toposcope
+
+Files: *
+Copyright: 2026 toposcope maintainers
+License: Apache-2.0
+ On Debian systems, the full text of the Apache License 2.0 is in
+ /usr/share/common-licenses/Apache-2.0.
+COPYRIGHT
+
+printf 'toposcope (%s-1) unstable; urgency=medium\n\n  * Release %s.\n\n -- toposcope maintainers <maintainers@toposcope.io>  %s\n' \
+	"$VERSION" "$VERSION" "$date" | gzip -9n >"$STAGE/changelog.gz"
+
+mkdir -p "$OUT"
+export VERSION
+"$CACHE/bin/nfpm" package --config packaging/nfpm.yaml --packager deb --target "$OUT/toposcope_${VERSION}_amd64.deb" >/dev/null
+"$CACHE/bin/nfpm" package --config packaging/nfpm.yaml --packager rpm --target "$OUT/toposcope-${VERSION}.x86_64.rpm" >/dev/null
+log "$OUT/toposcope_${VERSION}_amd64.deb ($(stat -c %s "$OUT/toposcope_${VERSION}_amd64.deb") bytes)"
+log "$OUT/toposcope-${VERSION}.x86_64.rpm ($(stat -c %s "$OUT/toposcope-${VERSION}.x86_64.rpm") bytes)"
