@@ -2,8 +2,11 @@ package charts_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,13 +34,46 @@ import (
 )
 
 var kube = kubetest.NewEnv(func(ctx context.Context, c *kubetest.Cluster) error {
-	return c.InstallCRDs(ctx, "../engines/schedtopo/testdata/crds/kueue-topologies.yaml", "../engines/schedtopo/testdata/crds/kai-topologies.yaml")
+	crds := []string{"../engines/schedtopo/testdata/crds/kueue-topologies.yaml", "../engines/schedtopo/testdata/crds/kai-topologies.yaml"}
+	for _, u := range upstreamCRDs {
+		dir, err := moduleDir(ctx, u.module)
+		if err != nil {
+			return err
+		}
+		crds = append(crds, filepath.Join(dir, u.file))
+	}
+	return c.InstallCRDs(ctx, crds...)
 })
+
+// upstreamCRDs are the CRDs of the chart's optional objects, as their
+// projects publish them in their Go modules.
+var upstreamCRDs = []struct{ module, file string }{
+	{"github.com/prometheus-operator/prometheus-operator@v0.93.0", "example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"},
+	{"sigs.k8s.io/gateway-api@v1.6.3", "config/crd/standard/gateway.networking.k8s.io_httproutes.yaml"},
+}
+
+// moduleDir downloads a module version into the module cache (go mod
+// download) and returns its folder.
+func moduleDir(ctx context.Context, mod string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", mod).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = fmt.Errorf("%w: %s%s", err, ee.Stderr, out)
+		}
+		return "", fmt.Errorf("go mod download %s: %w", mod, err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: no folder in %q (%v)", mod, out, err)
+	}
+	return m.Dir, nil
+}
 
 func TestMain(m *testing.M) { os.Exit(kube.Run(m)) }
 
-// installValues enables every part of the chart that the test apiserver
-// can hold (no ServiceMonitor or HTTPRoute: their CRDs are not there).
+// installValues enables every part of the chart (the ServiceMonitor and
+// HTTPRoute through their projects' CRDs).
 const installValues = `replicaCount: 2
 config:
   provider: {name: sim, params: {model: small-tree}}
@@ -59,6 +95,9 @@ agent: {enabled: true}
 networkPolicy: {enabled: true}
 podDisruptionBudget: {enabled: true}
 ingress: {enabled: true, hosts: [toposcope.example.com]}
+httpRoute: {enabled: true, parentRefs: [{name: gateway}], hostnames: [toposcope.example.com]}
+metrics:
+  serviceMonitor: {enabled: true, bearerTokenSecret: {name: api-tokens, key: peer}}
 `
 
 // upgradeValues drops the kai engine, the agent and the second replica,
@@ -177,7 +216,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	gone := droppedObjects(t, manifest, upgraded)
 	for _, want := range []string{"ClusterRole " + rel + "-toposcope-kai", "DaemonSet " + rel + "-toposcope-agent",
-		"ValidatingAdmissionPolicy " + rel + "-toposcope-agent", "PodDisruptionBudget " + rel + "-toposcope"} {
+		"ValidatingAdmissionPolicy " + rel + "-toposcope-agent", "PodDisruptionBudget " + rel + "-toposcope",
+		"ServiceMonitor " + rel + "-toposcope", "HTTPRoute " + rel + "-toposcope"} {
 		if !strings.Contains(strings.Join(gone, "\n"), want) {
 			t.Errorf("the upgrade should drop %s; dropped: %v", want, gone)
 		}
