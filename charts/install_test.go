@@ -64,8 +64,11 @@ func moduleDir(ctx context.Context, mod string) (string, error) {
 		return "", fmt.Errorf("go mod download %s: %w", mod, err)
 	}
 	var m struct{ Dir string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		return "", fmt.Errorf("go mod download %s: no folder in %q (%v)", mod, out, err)
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", mod, err)
+	}
+	if m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: no folder in %q", mod, out)
 	}
 	return m.Dir, nil
 }
