@@ -28,11 +28,12 @@ import (
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/providers/oci"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/providers/slurmnodes"
 	"github.com/toposcope/toposcope/providers/ufm"
 )
 
 // Providers returns the factory of every provider, in listing order. The
-// merge provider builds its sources through this same list.
+// merge and slurm-nodes providers build theirs through this same list.
 func Providers() []providers.Factory {
 	var all []providers.Factory
 	lookup := func(name string) (providers.Factory, error) {
@@ -52,6 +53,7 @@ func Providers() []providers.Factory {
 		lambda.NewFactory(),
 		nscale.NewFactory(),
 		merge.NewFactory(lookup),
+		slurmnodes.NewFactory(slurmnodes.Lookup(lookup)),
 	}
 	return all
 }
