@@ -8,21 +8,28 @@ import (
 	"testing"
 )
 
-// installInChroot installs deb1 with dpkg into a copy of the trixie
-// chroot, checks the user, the files, the conffile and that the binary
-// runs as that user; edits the configuration, upgrades to deb2 and checks
-// the edit survived; purges and checks the state is gone.
-func installInChroot(ctx context.Context, t *testing.T, chroot, deb1, deb2 string) {
+// installed copies the chroot, installs deb into the copy with dpkg -i
+// and returns the copy's folder and a function that runs a command in it.
+func installed(ctx context.Context, t *testing.T, chroot, deb string) (string, func(args ...string) string) {
+	t.Helper()
 	root := filepath.Join(t.TempDir(), "trixie")
 	run(ctx, t, "cp", "-a", chroot, root)
 	in := func(args ...string) string {
 		t.Helper()
 		return run(ctx, t, "chroot", append([]string{root}, args...)...)
 	}
-	for _, deb := range []string{deb1, deb2} {
-		run(ctx, t, "cp", deb, filepath.Join(root, "tmp", filepath.Base(deb)))
-	}
-	in("dpkg", "-i", "/tmp/"+filepath.Base(deb1))
+	run(ctx, t, "cp", deb, filepath.Join(root, "tmp", filepath.Base(deb)))
+	in("dpkg", "-i", "/tmp/"+filepath.Base(deb))
+	return root, in
+}
+
+// installInChroot installs deb1 with dpkg into a copy of the trixie
+// chroot, checks the user, the files, the conffile and that the binary
+// runs as that user; edits the configuration, upgrades to deb2 and checks
+// the edit survived; purges and checks the state is gone.
+func installInChroot(ctx context.Context, t *testing.T, chroot, deb1, deb2 string) {
+	root, in := installed(ctx, t, chroot, deb1)
+	run(ctx, t, "cp", deb2, filepath.Join(root, "tmp", filepath.Base(deb2)))
 
 	user := strings.Split(strings.TrimSpace(in("getent", "passwd", "toposcope")), ":")
 	if len(user) != 7 || user[2] == "0" || user[5] != "/var/lib/toposcope" || user[6] != "/usr/sbin/nologin" {

@@ -61,6 +61,7 @@ func TestPackages(t *testing.T) {
 	})
 	t.Run("systemd-analyze verify", func(t *testing.T) { verifyUnits(ctx, t, deb1) })
 	t.Run("install, upgrade, purge in the trixie chroot", func(t *testing.T) { installInChroot(ctx, t, root, deb1, deb2) })
+	t.Run("the packaged service on slurmctld 24.11", func(t *testing.T) { serviceOnSlurm(ctx, t, root, deb1) })
 }
 
 // build runs hack/package.sh for version into dist.

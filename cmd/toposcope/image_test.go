@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/internal/testenv/proctest"
 )
 
 // imageVersion is stamped into the binary and the image label by the test.
@@ -114,12 +115,14 @@ func checkRuns(ctx context.Context, t *testing.T, archive, storage string) {
 		"/usr/bin/toposcope", "serve", "--listen", addr)...)
 	var log strings.Builder
 	serve.Stdout, serve.Stderr = &log, &log
+	killAll := proctest.Group(serve) // buildah runs the entrypoint in a child: stop them both
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		stop()
 		_ = serve.Wait()
+		killAll()
 	}()
 	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(2 * time.Minute)

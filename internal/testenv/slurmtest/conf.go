@@ -28,6 +28,9 @@ type Options struct {
 	Slurmd bool
 	// GPUs per node, as gres/gpu backed by empty files (with Slurmd).
 	GPUs int
+	// Root is the chroot to run V2411 in instead of the cached one: a
+	// copy of it (see [Chroot]) into which a test installed something.
+	Root string
 }
 
 // normalize checks o and fills in defaults.
@@ -48,6 +51,9 @@ func (o Options) normalize() (Options, error) {
 		}
 	default:
 		return o, fmt.Errorf("slurmtest: unsupported topology plugin %q (want %q or %q)", o.Plugin, PluginTree, PluginBlock)
+	}
+	if o.Root != "" && o.Version != V2411 {
+		return o, fmt.Errorf("slurmtest: Root is a chroot for %s only", V2411)
 	}
 	if o.Slurmd && o.Version != V2205 {
 		return o, fmt.Errorf("slurmtest: slurmd runs only with %s (the %s chroot has none)", V2205, o.Version)

@@ -72,8 +72,10 @@ func start(ctx context.Context, t testing.TB, o Options) (c *Controller, portCla
 		d := t.TempDir()
 		c.dir = confDir{host: d, inner: d}
 	} else {
-		if c.root, err = chrootDir(); err != nil {
-			return nil, false, err
+		if c.root = o.Root; c.root == "" {
+			if c.root, err = chrootDir(); err != nil {
+				return nil, false, err
+			}
 		}
 		d, err := os.MkdirTemp(filepath.Join(c.root, "srv"), "slurmtest-")
 		if err != nil {
