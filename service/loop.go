@@ -219,8 +219,31 @@ func (l *Loop) Run(ctx context.Context) {
 			}
 			reason = TriggerFile
 		}
+		if (reason == TriggerAPI || reason == TriggerSIGHUP) && !l.debounce(ctx) {
+			return
+		}
 		if _, err := l.RunOnce(ctx, reason); err != nil && ctx.Err() == nil {
 			l.log.Warn("discovery failed", "trigger", reason, "err", err)
+		}
+	}
+}
+
+// debounce waits Triggers.Debounce, merging the triggers that arrive
+// meanwhile; it reports false when ctx ended first.
+func (l *Loop) debounce(ctx context.Context) bool {
+	d := l.deps.Config.Triggers.Debounce
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-l.kick: // merged into the coming discovery
+		case <-t.C:
+			return true
 		}
 	}
 }

@@ -127,3 +127,41 @@ func TestLoopWatchesFiles(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestLoopDebouncesTriggers: a burst of API triggers within the debounce
+// is one discovery.
+func TestLoopDebouncesTriggers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := newFixture(t, "")
+	defer f.store.Close()
+	modelPath := filepath.Join(dir, "m.yaml")
+	model(t, modelPath, 16)
+	cfg := config.DefaultDiscovery()
+	cfg.Interval, cfg.Triggers.Startup, cfg.Triggers.Debounce = 0, false, 2*time.Second
+	l := newLoop(t, f, modelPath, filepath.Join(dir, "out.conf"), cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	for range 10 { // a rack going down, one trigger a node
+		l.Trigger(service.TriggerAPI)
+		time.Sleep(10 * time.Millisecond)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for st := l.State(); st.LastRun == nil; st = l.State() {
+		if time.Now().After(deadline) {
+			t.Fatal("no discovery after the burst")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(cfg.Triggers.Debounce + 200*time.Millisecond) // room for a second, wrong, run
+	cancel()
+	<-done
+	runs, err := f.store.Runs(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Trigger != service.TriggerAPI {
+		t.Errorf("runs after a burst of 10 triggers: %+v, want one", runs)
+	}
+}

@@ -185,6 +185,11 @@ type Triggers struct {
 	WatchFiles []string `yaml:"watchFiles"`
 	// WatchInterval is how often WatchFiles are checked (default 10s).
 	WatchInterval time.Duration `yaml:"watchInterval"`
+	// Debounce delays a discovery asked for by the API or SIGHUP by this
+	// long, merging the requests that arrive meanwhile, so that a burst
+	// (a rack going down, each node firing Slurm's trigger) is one
+	// discovery (default 0: at once).
+	Debounce time.Duration `yaml:"debounce"`
 }
 
 // DefaultDiscovery returns the discovery defaults.
@@ -212,6 +217,9 @@ func (d *Discovery) Validate() error {
 	}
 	if d.ShrinkWindow < 0 {
 		errs = append(errs, Errorf("shrinkWindow", "must not be negative, got %s", d.ShrinkWindow))
+	}
+	if d.Triggers.Debounce < 0 || d.Triggers.Debounce > time.Hour {
+		errs = append(errs, Errorf("triggers.debounce", "must be between 0 and 1h, got %s", d.Triggers.Debounce))
 	}
 	if d.Triggers.WatchInterval < 100*time.Millisecond {
 		errs = append(errs, Errorf("triggers.watchInterval", "must be at least 100ms, got %s", d.Triggers.WatchInterval))
