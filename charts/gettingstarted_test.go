@@ -71,15 +71,8 @@ func TestGettingStarted(t *testing.T) {
 	config.SetParam(&fabric.Params, "model", "fat-tree-512")
 	g := discoverNodes(ctx, t, c, fabric)
 
-	saName := install[2] // the release name is the chart's full name when it holds the chart name
-	serveRC, err := c.ServiceAccountToken(ctx, ns, saName, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveKC := filepath.Join(dir, "serve.kubeconfig")
-	if err := kubetest.WriteKubeconfig(serveKC, serveRC); err != nil {
-		t.Fatal(err)
-	}
+	// The release name is the chart's full name when it holds the chart name.
+	_, serveKC := serviceAccountKubeconfig(ctx, t, c, ns, install[2], dir)
 	publishAs(ctx, t, cfg, serveKC, g)
 
 	keys := strings.Split(flagValue(labels, "-L"), ",")

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/engines"
@@ -173,14 +174,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	serveRC, err := c.ServiceAccountToken(ctx, ns, rel+"-toposcope", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveKC := filepath.Join(dir, "serve.kubeconfig")
-	if err := kubetest.WriteKubeconfig(serveKC, serveRC); err != nil {
-		t.Fatal(err)
-	}
+	serveRC, serveKC := serviceAccountKubeconfig(ctx, t, c, ns, rel+"-toposcope", dir)
 	publishAs(ctx, t, cfg, serveKC, g)
 	reg := registry.Default()
 	for i := range cfg.Placement.Sources {
@@ -275,6 +269,21 @@ func refused(t *testing.T, what string, err error) {
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("%s as the chart's ServiceAccount: want Forbidden, got %v", what, err)
 	}
+}
+
+// serviceAccountKubeconfig requests a token of the ServiceAccount and
+// writes a kubeconfig that uses it only, in dir; it returns both.
+func serviceAccountKubeconfig(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns, name, dir string) (*rest.Config, string) {
+	t.Helper()
+	rc, err := c.ServiceAccountToken(ctx, ns, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".kubeconfig")
+	if err := kubetest.WriteKubeconfig(path, rc); err != nil {
+		t.Fatal(err)
+	}
+	return rc, path
 }
 
 // publishAs runs every engine of cfg with the kubeconfig of the chart's

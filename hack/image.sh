@@ -13,6 +13,8 @@
 #   VERSION          the version stamped into the binary and the image label
 #   TOPOSCOPE_CACHE  cache folder; buildah's storage lives in $TOPOSCOPE_CACHE/containers
 set -euo pipefail
+# shellcheck source=hack/lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 cd "$(dirname "$0")/.."
 
 readonly PKGS=(buildah skopeo umoci)
@@ -24,19 +26,8 @@ TAG="localhost/toposcope:${VERSION//[^A-Za-z0-9_.-]/-}"
 log() { printf '[image] %s\n' "$*"; }
 die() { printf '[image] ERROR: %s\n' "$*" >&2; exit 1; }
 
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-done
-if ((${#missing[@]} > 0)); then
-	if ! apt-cache policy "${missing[@]}" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-		log "apt-get update"
-		apt-get update -qq
-	fi
-	log "apt-get install ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-[[ -r /etc/ssl/certs/ca-certificates.crt ]] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates >/dev/null
+apt_ensure "${PKGS[@]}"
+apt_ensure ca-certificates
 if [[ "$OUT" == --tools ]]; then
 	log "$(buildah --version); $(skopeo --version); $(umoci --version)"
 	exit 0

@@ -7,6 +7,8 @@
 # lintian, rpm (rpm -qpl), dpkg-dev, systemd (systemd-analyze). Safe to run
 # many times: every step checks first.
 set -euo pipefail
+# shellcheck source=hack/lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 
 readonly NFPM_VERSION=v2.48.0
 readonly PKGS=(lintian rpm dpkg-dev systemd)
@@ -18,18 +20,7 @@ TARGET="$BIN/nfpm-$NFPM_VERSION"
 log() { printf '[install-nfpm] %s\n' "$*"; }
 die() { printf '[install-nfpm] ERROR: %s\n' "$*" >&2; exit 1; }
 
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
-done
-if ((${#missing[@]} > 0)); then
-	if ! apt-cache policy "${missing[@]}" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-		log "apt-get update"
-		apt-get update -qq
-	fi
-	log "apt-get install ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_ensure "${PKGS[@]}"
 
 if [[ -x "$TARGET" ]]; then
 	log "cached: $TARGET"

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,7 +78,7 @@ func serviceOnSlurm(ctx context.Context, t *testing.T, chroot, deb string) {
 	argv := c.Argv("/usr/sbin/runuser", "-u", "toposcope", "--", "/usr/bin/toposcope", "serve", "--config", "/etc/toposcope/live.yaml", "--log-level", "info")
 	sctx, stop := context.WithCancel(ctx)
 	serve := exec.CommandContext(sctx, argv[0], argv[1:]...)
-	var log syncWriter
+	var log proctest.Output
 	serve.Stdout, serve.Stderr = &log, &log
 	killAll := proctest.Group(serve) // runuser forks the service: stop them both
 	if err := serve.Start(); err != nil {
@@ -160,7 +159,7 @@ func countRuns(t *testing.T) int {
 const waitLimit = 2 * time.Minute
 
 // waitFor polls cond for up to waitLimit.
-func waitFor(t *testing.T, what string, log *syncWriter, cond func() bool) {
+func waitFor(t *testing.T, what string, log *proctest.Output, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for !cond() {
@@ -169,22 +168,4 @@ func waitFor(t *testing.T, what string, log *syncWriter, cond func() bool) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-}
-
-// syncWriter collects a process's output for the test to read.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
+	"github.com/toposcope/toposcope/internal/testenv/proctest"
 )
 
 // TestTrigger runs the real service and asks it to discover with
@@ -27,7 +28,7 @@ func TestTrigger(t *testing.T) {
 	_ = l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var serveOut syncBuffer
+	var serveOut proctest.Output
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -58,7 +59,7 @@ func TestTrigger(t *testing.T) {
 }
 
 // waitRuns polls GET /v1/runs until it lists n runs and returns its body.
-func waitRuns(t *testing.T, base string, n int, log *syncBuffer) string {
+func waitRuns(t *testing.T, base string, n int, log *proctest.Output) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -76,22 +77,4 @@ func waitRuns(t *testing.T, base string, n int, log *syncBuffer) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the serve goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

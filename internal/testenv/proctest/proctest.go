@@ -6,6 +6,8 @@ package proctest
 
 import (
 	"os/exec"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,4 +29,25 @@ func Group(cmd *exec.Cmd) (killAll func()) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// Output collects what a process (or a goroutine running a server)
+// writes, safe to read while it still writes.
+type Output struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+// Write appends p.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+// String returns everything written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }
