@@ -95,7 +95,15 @@ func serviceOnSlurm(ctx context.Context, t *testing.T, chroot, deb string) {
 		b, err := os.ReadFile(written)
 		return err == nil && strings.Count(string(b), "Nodes=") == 2 // the two leaves
 	})
-	if err := c.Reconfigure(ctx); err != nil {
+	// The service's own user may not reconfigure slurmctld (only
+	// SlurmUser, root or an Admin may): that is why the package has the
+	// path unit run it as the Slurm user.
+	if out, errOut, err := c.Run(ctx, "/usr/sbin/runuser", "-u", "toposcope", "--", "/usr/bin/scontrol", "reconfigure"); err == nil {
+		t.Errorf("scontrol reconfigure as toposcope was accepted: %s %s", out, errOut)
+	} else {
+		t.Logf("scontrol reconfigure as toposcope: %v: %s", err, strings.TrimSpace(errOut))
+	}
+	if err := c.Reconfigure(ctx); err != nil { // as toposcope-reconfigure.service does
 		t.Fatal(err)
 	}
 	shown, err := c.ShowTopology(ctx)
@@ -134,6 +142,27 @@ func serviceOnSlurm(ctx context.Context, t *testing.T, chroot, deb string) {
 		t.Fatalf("scontrol update state=down: %v: %s", err, errOut)
 	}
 	waitFor(t, "the Slurm trigger to start a discovery", &log, func() bool { return countRuns(t) > runs })
+
+	// One topology.yaml topology per partition slurmctld reports (for
+	// Slurm 25.05, which is not here to read it: the document is checked).
+	if _, errOut, err := c.Run(ctx, "/usr/bin/scontrol", "create", "partitionname=gpu", "nodes=gpu[001-002]"); err != nil {
+		t.Fatalf("scontrol create partition: %v: %s", err, errOut)
+	}
+	perPartition := strings.Replace(liveConfig, "output: /var/lib/toposcope/slurm/topology.conf}",
+		`partitionTopologies: tree}`, 1)
+	perPartition = strings.Replace(perPartition, "plugin: topology/tree, slurmVersion: \"24.11\"", "plugin: topology/yaml, slurmVersion: \"25.05\"", 1)
+	if err := os.WriteFile(filepath.Join(root, "etc/toposcope/yaml.yaml"), []byte(perPartition), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := c.Run(ctx, "/usr/sbin/runuser", "-u", "toposcope", "--", "/usr/bin/toposcope", "generate", "--config", "/etc/toposcope/yaml.yaml")
+	if err != nil {
+		t.Fatalf("toposcope generate with per-partition topologies: %v: %s\n%s", err, errOut, perPartition)
+	}
+	for _, want := range []string{"- topology: default\n  cluster_default: true", "- topology: gpu\n  cluster_default: false", "nodes: gpu[001-002]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("topology.yaml lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 // get returns the body of a GET to the service, or the error.

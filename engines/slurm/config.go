@@ -71,6 +71,12 @@ type Config struct {
 	// tree named "default" (the cluster default) plus a block topology
 	// named "block" when the graph has accelerator domains.
 	Topologies []TopologyConfig `yaml:"topologies,omitempty" request:"true"`
+	// PartitionTopologies adds to topology.yaml one topology per Slurm
+	// partition, named after it and covering its nodes, of this kind
+	// (KindTree or KindBlock); slurm.conf then sets PartitionName=P
+	// Topology=P. The partitions come from the nodes' slurmPartitions
+	// attribute, which the slurm-nodes provider sets. Empty: none.
+	PartitionTopologies string `yaml:"partitionTopologies,omitempty" request:"true"`
 	// Output is the file to write; empty writes the document to the
 	// host's standard output (Deps.Stdout).
 	Output string `yaml:"output,omitempty" path:"write"`
@@ -172,6 +178,14 @@ func (c *Config) Validate() error {
 		errs = append(errs, config.Errorf("topologies", "is only used with plugin %s", PluginYAML))
 	}
 	errs = append(errs, validateTopologies(c.Topologies)...)
+	switch c.PartitionTopologies {
+	case "", KindTree, KindBlock:
+	default:
+		errs = append(errs, config.Errorf("partitionTopologies", "must be %q or %q, got %q", KindTree, KindBlock, c.PartitionTopologies))
+	}
+	if c.PartitionTopologies != "" && c.Plugin != PluginYAML {
+		errs = append(errs, config.Errorf("partitionTopologies", "is only used with plugin %s", PluginYAML))
+	}
 	if c.Reconfigure {
 		if c.Output == "" {
 			errs = append(errs, config.Errorf("reconfigure", "needs output: without a file there is nothing for slurmctld to reread"))

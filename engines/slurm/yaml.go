@@ -3,7 +3,10 @@ package slurm
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -24,23 +27,63 @@ const (
 // topologies returns the configured topology.yaml entries, or the default
 // ones for g: a tree named "default" when g has switches, a block topology
 // named "block" when it has accelerator domains (flat "default" when it has
-// neither). The first is the cluster default.
-func (e *Engine) topologies(g *topology.Graph) []TopologyConfig {
-	if len(e.cfg.Topologies) > 0 {
-		return e.cfg.Topologies
+// neither). The first is the cluster default. With PartitionTopologies,
+// one topology per Slurm partition follows.
+func (e *Engine) topologies(g *topology.Graph) ([]TopologyConfig, error) {
+	ts := e.baseTopologies(g)
+	if e.cfg.PartitionTopologies == "" {
+		return ts, nil
 	}
-	var ts []TopologyConfig
-	if len(g.Switches()) > 0 {
-		ts = append(ts, TopologyConfig{Name: DefaultTreeTopology, Plugin: KindTree})
+	parts, err := partitionTopologies(g, e.cfg.PartitionTopologies, ts)
+	if err != nil {
+		return nil, err
 	}
-	if len(g.Domains()) > 0 {
-		ts = append(ts, TopologyConfig{Name: DefaultBlockTopology, Plugin: KindBlock})
-	}
+	return append(ts, parts...), nil
+}
+
+// baseTopologies are the configured or default topologies, without the
+// per-partition ones; the first cluster default is among them.
+func (e *Engine) baseTopologies(g *topology.Graph) []TopologyConfig {
+	ts := slices.Clone(e.cfg.Topologies)
 	if len(ts) == 0 {
-		ts = append(ts, TopologyConfig{Name: DefaultTreeTopology, Plugin: KindFlat})
+		if len(g.Switches()) > 0 {
+			ts = append(ts, TopologyConfig{Name: DefaultTreeTopology, Plugin: KindTree})
+		}
+		if len(g.Domains()) > 0 {
+			ts = append(ts, TopologyConfig{Name: DefaultBlockTopology, Plugin: KindBlock})
+		}
+		if len(ts) == 0 {
+			ts = append(ts, TopologyConfig{Name: DefaultTreeTopology, Plugin: KindFlat})
+		}
+		ts[0].ClusterDefault = true
 	}
-	ts[0].ClusterDefault = true
 	return ts
+}
+
+// partitionTopologies returns one topology of kind per Slurm partition
+// of g's nodes (attribute topology.AttrSlurmPartitions), in name order.
+func partitionTopologies(g *topology.Graph, kind string, taken []TopologyConfig) ([]TopologyConfig, error) {
+	members := map[string][]string{}
+	for _, n := range g.Nodes() {
+		for _, p := range strings.Split(n.Attributes[topology.AttrSlurmPartitions], ",") {
+			if p != "" {
+				members[p] = append(members[p], n.Name)
+			}
+		}
+	}
+	if len(members) == 0 {
+		return nil, fmt.Errorf("partitionTopologies: no node carries its Slurm partitions (the %s attribute the slurm-nodes provider sets): %w",
+			topology.AttrSlurmPartitions, engines.ErrInexpressible)
+	}
+	names := slices.Sorted(maps.Keys(members))
+	out := make([]TopologyConfig, 0, len(names))
+	for _, p := range names {
+		if slices.ContainsFunc(taken, func(t TopologyConfig) bool { return t.Name == p }) {
+			return nil, fmt.Errorf("partitionTopologies: partition %q has the name of another topology: %w", p, engines.ErrInexpressible)
+		}
+		out = append(out, TopologyConfig{Name: p, Plugin: kind, Nodes: hostlist.Compress(members[p])})
+	}
+	return out, nil
 }
 
 // nodeFilter returns the membership test of a topology's nodes hostlist;
@@ -69,7 +112,11 @@ func (e *Engine) renderYAML(buf *bytes.Buffer, g *topology.Graph) error {
 	h.add(fmt.Sprintf("topology.yaml for Slurm %s. Written by toposcope: do not edit, it is replaced when the fabric changes.", e.version))
 	h.add("While this file exists, slurmctld ignores topology.conf and TopologyPlugin.")
 	root := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, t := range e.topologies(g) {
+	ts, err := e.topologies(g)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
 		item, err := e.yamlTopology(g, t, &h)
 		if err != nil {
 			return err
@@ -166,7 +213,7 @@ func (e *Engine) idComment(n *yaml.Node, name, id string) {
 // yamlCoverage reports the nodes the cluster-default topology leaves out.
 func (e *Engine) yamlCoverage(g *topology.Graph) engines.Coverage {
 	var def TopologyConfig
-	for _, t := range e.topologies(g) {
+	for _, t := range e.baseTopologies(g) {
 		if t.ClusterDefault {
 			def = t
 			break

@@ -4,7 +4,9 @@
 // (InstanceId, a node feature, Comment or Extra), and asks another
 // provider (a cloud, a fabric manager) for their topology, so that
 // nobody lists nodes by hand. A request that names nodes is filled in
-// from Slurm the same way.
+// from Slurm the same way. Each node's partitions are kept as the node
+// attribute topology.AttrSlurmPartitions, for the Slurm engine's
+// per-partition topologies.
 //
 // The package does not import the registry (which lists it): the factory
 // takes a Lookup that finds the provider it wraps.
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
@@ -114,7 +117,14 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	if err != nil {
 		return nil, fmt.Errorf("slurm-nodes: %s: %w", p.cfg.Provider.Name, err)
 	}
-	return g, nil
+	// The Slurm engine's per-partition topologies read the partitions.
+	parts := make(map[string]map[string]string, len(nodes))
+	for _, n := range nodes {
+		if len(n.Partitions) > 0 {
+			parts[n.Name] = map[string]string{topology.AttrSlurmPartitions: strings.Join(n.Partitions, ",")}
+		}
+	}
+	return g.WithAttributes(parts), nil
 }
 
 // list reads Slurm's nodes and keeps those of the configured partitions.

@@ -36,7 +36,8 @@ func lookup(name string) (providers.Factory, error) {
 // InstanceId on 24.11), and discovers them with the AWS provider (the
 // real SDK) against the EC2 emulator: the Slurm names come back placed
 // by their instances' topology, and a node without an instance ID stays
-// unplaced.
+// unplaced. Each node carries the partitions slurmctld reports, one of
+// them created at run time.
 func TestFromRealSlurm(t *testing.T) {
 	t.Parallel()
 	fabric, err := sim.LoadGraph("small-tree")
@@ -67,6 +68,9 @@ func TestFromRealSlurm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if _, errOut, err := c.Run(ctx, "/usr/bin/scontrol", "create", "partitionname=gpu", "nodes=n1,n2"); err != nil {
+				t.Fatalf("scontrol create partition: %v: %s", err, errOut)
+			}
 			for node, id := range ids {
 				if _, errOut, err := c.Run(ctx, "/usr/bin/scontrol", append([]string{"update", "nodename=" + node}, tt.set(id)...)...); err != nil {
 					t.Fatalf("scontrol update %s: %v: %s", node, err, errOut)
@@ -94,6 +98,11 @@ func TestFromRealSlurm(t *testing.T) {
 			}
 			if !slices.Equal(g.Unplaced(), []string{"n4"}) {
 				t.Errorf("unplaced = %v, want [n4]", g.Unplaced())
+			}
+			for node, want := range map[string]string{"n1": "all,gpu", "n2": "all,gpu", "n3": "all", "n4": "all"} {
+				if n, _ := g.Node(node); n.Attributes[topology.AttrSlurmPartitions] != want {
+					t.Errorf("%s partitions = %q, want %q", node, n.Attributes[topology.AttrSlurmPartitions], want)
+				}
 			}
 			for node, model := range map[string]string{"n1": "gpu001", "n2": "gpu002", "n3": "gpu009"} {
 				if got, want := leaf(g, node), leaf(fabric, model); got != want {
