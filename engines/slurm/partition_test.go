@@ -85,6 +85,10 @@ func TestPartitionTopologiesErrors(t *testing.T) {
 	if _, err := e.Render(context.Background(), g); !errors.Is(err, engines.ErrInexpressible) || !strings.Contains(err.Error(), `partition "default"`) {
 		t.Errorf("a partition named like a topology: %v", err)
 	}
+	g = model(t, "small-tree").WithAttributes(map[string]map[string]string{"gpu001": {topology.AttrSlurmPartitions: "gpu.a100"}})
+	if _, err := e.Render(context.Background(), g); !errors.Is(err, engines.ErrInexpressible) || !strings.Contains(err.Error(), `partition "gpu.a100"`) {
+		t.Errorf("a partition name that cannot name a topology: %v", err)
+	}
 	cfg := DefaultConfig()
 	cfg.PartitionTopologies = "ring"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "partitionTopologies") {

@@ -81,6 +81,9 @@ func partitionTopologies(g *topology.Graph, kind string, taken []TopologyConfig)
 		if slices.ContainsFunc(taken, func(t TopologyConfig) bool { return t.Name == p }) {
 			return nil, fmt.Errorf("partitionTopologies: partition %q has the name of another topology: %w", p, engines.ErrInexpressible)
 		}
+		if !safeUnitName(p) {
+			return nil, fmt.Errorf("partitionTopologies: partition %q cannot name a topology (letters, digits, '-' and '_' only): %w", p, engines.ErrInexpressible)
+		}
 		out = append(out, TopologyConfig{Name: p, Plugin: kind, Nodes: hostlist.Compress(members[p])})
 	}
 	return out, nil
