@@ -71,6 +71,42 @@ func TestAttackOperatorKeys(t *testing.T) {
 	}
 }
 
+// TestAttackSlurmCommandKeys: with slurm-nodes and the slurm engine
+// configured (so that the keys are looked at, not the plugin's name), a
+// request that sets a key that runs a command or stands in for its output
+// (slurm-nodes command and outputText, slurm reconfigureCommand) is
+// refused with 403 naming that key, and the command never runs; a
+// request key of the same plugins is accepted.
+func TestAttackSlurmCommandKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	canary := filepath.Join(dir, "canary")
+	s := newStack(t, stackOpts{publish: true, provider: "slurm-nodes",
+		params:  "{instanceID: none, outputText: '{\"nodes\": [{\"name\": \"gpu001\", \"partitions\": [\"gpu\"]}]}', provider: {name: sim, params: {model: small-tree}}}",
+		engines: "[{name: slurm, params: {output: " + filepath.Join(dir, "topology.conf") + "}}]"})
+	run := fmt.Sprintf(`["/bin/sh","-c","touch %s"]`, canary)
+	for _, tt := range []struct{ body, field string }{
+		{`{"provider":{"name":"slurm-nodes","params":{"command":` + run + `}},"engine":{"name":"slurm"}}`, "provider.params.command"},
+		{`{"provider":{"name":"slurm-nodes","params":{"command":"touch ` + canary + `"}},"engine":{"name":"slurm"}}`, "provider.params.command"},
+		{`{"provider":{"name":"slurm-nodes","params":{"outputText":"{\"nodes\":[{\"name\":\"evil\"}]}"}},"engine":{"name":"slurm"}}`, "provider.params.outputText"},
+		{`{"provider":{"name":"slurm-nodes"},"engine":{"name":"slurm","params":{"reconfigureCommand":` + run + `}}}`, "engine.params.reconfigureCommand"},
+		{`{"provider":{"name":"slurm-nodes"},"engine":{"name":"slurm","params":{"reconfigureCommand":"touch ` + canary + `"}}}`, "engine.params.reconfigureCommand"},
+	} {
+		w := s.do(http.MethodPost, "/v1/generate", tt.body)
+		if w.Code != http.StatusForbidden || errorOf(t, w).Field != tt.field {
+			t.Errorf("%s = %d %s, want 403 on %s", tt.body, w.Code, w.Body, tt.field)
+		}
+	}
+	// The same plugins take their request keys.
+	if w := s.do(http.MethodPost, "/v1/generate", `{"provider":{"name":"slurm-nodes","params":{"partitions":["gpu"]}},"engine":{"name":"slurm"}}`); w.Code != http.StatusAccepted {
+		t.Errorf("a request key of slurm-nodes = %d %s, want 202", w.Code, w.Body)
+	}
+	s.reqs.Close()
+	if _, err := os.Stat(canary); !os.IsNotExist(err) {
+		t.Fatalf("the canary exists (%v): a request ran a command", err)
+	}
+}
+
 // TestAttackPaths: a request may name a bundled model, never a file,
 // however it is spelled; the answer never quotes the file.
 func TestAttackPaths(t *testing.T) {

@@ -67,6 +67,7 @@ type stack struct {
 type stackOpts struct {
 	model    []byte // model file contents; a generated fat tree if nil
 	provider string // the configured provider; sim on the model if empty
+	params   string // the configured provider's params (YAML mapping)
 	listen   string // server.listen; the default (loopback) if empty
 	tokens   string
 	engines  string // YAML list of engines
@@ -110,6 +111,13 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	config.SetParam(&cfg.Provider.Params, "model", s.modelPath)
 	if o.provider != "" {
 		cfg.Provider = config.Plugin{Name: o.provider}
+		if o.params != "" {
+			var doc yaml.Node
+			if err := yaml.Unmarshal([]byte(o.params), &doc); err != nil {
+				t.Fatal(err)
+			}
+			cfg.Provider.Params = *doc.Content[0]
+		}
 	}
 	if o.engines != "" {
 		if err := yaml.Unmarshal([]byte(o.engines), &cfg.Engines); err != nil {
