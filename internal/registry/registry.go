@@ -53,7 +53,7 @@ func Providers() []providers.Factory {
 		lambda.NewFactory(),
 		nscale.NewFactory(),
 		merge.NewFactory(lookup),
-		slurmnodes.NewFactory(slurmnodes.Lookup(lookup)),
+		slurmnodes.NewFactory(lookup),
 	}
 	return all
 }

@@ -6,7 +6,7 @@
 // a configured policy.
 //
 // The package does not import the registry (which lists it): the factory
-// takes a Lookup that finds the providers it builds.
+// takes a providers.Lookup that finds the providers it builds.
 package merge
 
 import (
@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -32,9 +31,6 @@ var (
 	// unknownNodes: error).
 	ErrUnknownNode = errors.New("node unknown to a source")
 )
-
-// Lookup returns the factory of a registered provider.
-type Lookup func(name string) (providers.Factory, error)
 
 // child is a built source.
 type child struct {
@@ -52,7 +48,7 @@ type Provider struct {
 // New validates cfg and builds every source with its factory from lookup.
 // Errors in a source's parameters name the key under prefix (e.g.
 // "params.sources[1].params.cliques").
-func New(cfg Config, lookup Lookup, prefix string, deps providers.Deps) (*Provider, error) {
+func New(cfg Config, lookup providers.Lookup, prefix string, deps providers.Deps) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -64,16 +60,11 @@ func New(cfg Config, lookup Lookup, prefix string, deps providers.Deps) (*Provid
 	var errs []error
 	for i, s := range cfg.Sources {
 		field := join(prefix, fmt.Sprintf("sources[%d]", i))
-		f, err := lookup(s.Provider)
-		if err != nil {
-			errs = append(errs, &config.FieldError{Field: field + ".provider", Err: err})
-			continue
-		}
 		params, _ := paramsNode(s.Params) // validated
 		name := cfg.sourceName(i)
 		cd := deps
 		cd.Logger = deps.Logger.With("source", name)
-		c, err := f.New(params, field+".params", cd)
+		c, err := lookup.Build(s.Provider, params, field+".provider", field+".params", cd)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -121,7 +112,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 // NewFactory describes the merge provider to the registry; lookup finds
 // the providers named in its sources (normally the registry's own
 // Provider method).
-func NewFactory(lookup Lookup) providers.Factory {
+func NewFactory(lookup providers.Lookup) providers.Factory {
 	// Sources are built with field names relative to this provider's
 	// params; Decoded puts them under prefix.
 	return providers.NewFactory(Name, "combines several providers (e.g. the switch tree from infiniband and NVLink domains from nvlink or k8s-labels) into one graph",

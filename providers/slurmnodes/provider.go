@@ -9,7 +9,7 @@
 // per-partition topologies.
 //
 // The package does not import the registry (which lists it): the factory
-// takes a Lookup that finds the provider it wraps.
+// takes a providers.Lookup that finds the provider it wraps.
 package slurmnodes
 
 import (
@@ -21,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/bounded"
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
@@ -33,9 +32,6 @@ const Name = "slurm-nodes"
 // ErrNoNodes means Slurm listed no node of the configured partitions.
 var ErrNoNodes = errors.New("slurm lists no node")
 
-// Lookup returns the factory of a registered provider.
-type Lookup func(name string) (providers.Factory, error)
-
 // Provider lists Slurm's nodes and discovers them with its inner provider.
 type Provider struct {
 	cfg   Config
@@ -45,7 +41,7 @@ type Provider struct {
 
 // New validates cfg and builds the inner provider with its factory from
 // lookup; errors in its parameters name the key under prefix.
-func New(cfg Config, lookup Lookup, prefix string, deps providers.Deps) (*Provider, error) {
+func New(cfg Config, lookup providers.Lookup, prefix string, deps providers.Deps) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -57,11 +53,7 @@ func New(cfg Config, lookup Lookup, prefix string, deps providers.Deps) (*Provid
 	if prefix != "" {
 		field = prefix + ".provider"
 	}
-	f, err := lookup(cfg.Provider.Name)
-	if err != nil {
-		return nil, &config.FieldError{Field: field + ".name", Err: err}
-	}
-	inner, err := f.New(&cfg.Provider.Params, field+".params", deps)
+	inner, err := lookup.Build(cfg.Provider.Name, &cfg.Provider.Params, field+".name", field+".params", deps)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +62,7 @@ func New(cfg Config, lookup Lookup, prefix string, deps providers.Deps) (*Provid
 
 // NewFactory describes the provider to the registry; lookup finds the
 // provider it wraps (normally the registry's own Provider method).
-func NewFactory(lookup Lookup) providers.Factory {
+func NewFactory(lookup providers.Lookup) providers.Factory {
 	return providers.NewFactory(Name, "Slurm's nodes (scontrol show nodes) with their instance IDs, discovered by another provider (a cloud, a fabric)",
 		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, lookup, "", d) })
 }
