@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,22 +75,10 @@ func serviceOnSlurm(ctx context.Context, t *testing.T, chroot, deb string) {
 		t.Fatal(err)
 	}
 	argv := c.Argv("/usr/sbin/runuser", "-u", "toposcope", "--", "/usr/bin/toposcope", "serve", "--config", "/etc/toposcope/live.yaml", "--log-level", "info")
-	sctx, stop := context.WithCancel(ctx)
-	serve := exec.CommandContext(sctx, argv[0], argv[1:]...)
-	var log proctest.Output
-	serve.Stdout, serve.Stderr = &log, &log
-	killAll := proctest.Group(serve) // runuser forks the service: stop them both
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stop()
-		_ = serve.Wait()
-		killAll()
-	}()
+	log := proctest.Start(ctx, t, argv...) // runuser forks the service: Start stops both
 
 	written := filepath.Join(root, "var/lib/toposcope/slurm/topology.conf")
-	waitFor(t, "the service to write topology.conf", &log, func() bool {
+	waitFor(t, "the service to write topology.conf", log, func() bool {
 		b, err := os.ReadFile(written)
 		return err == nil && strings.Count(string(b), "Nodes=") == 2 // the two leaves
 	})
@@ -141,7 +128,7 @@ func serviceOnSlurm(ctx context.Context, t *testing.T, chroot, deb string) {
 	if _, errOut, err := c.Run(ctx, "/usr/bin/scontrol", "update", "nodename=gpu010", "state=down", "reason=toposcope-test"); err != nil {
 		t.Fatalf("scontrol update state=down: %v: %s", err, errOut)
 	}
-	waitFor(t, "the Slurm trigger to start a discovery", &log, func() bool { return countRuns(t) > runs })
+	waitFor(t, "the Slurm trigger to start a discovery", log, func() bool { return countRuns(t) > runs })
 
 	// One topology.yaml topology per partition slurmctld reports (for
 	// Slurm 25.05, which is not here to read it: the document is checked).

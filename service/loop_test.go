@@ -45,6 +45,15 @@ func newLoop(t *testing.T, f *fixture, modelPath, output string, cfg config.Disc
 	return l
 }
 
+// runLoop runs l in a goroutine; the returned function stops it and
+// waits for it to return.
+func runLoop(l *service.Loop) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
+}
+
 func TestLoopPublishesOnlyOnChange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -105,9 +114,7 @@ func TestLoopWatchesFiles(t *testing.T) {
 	cfg.Triggers.WatchFiles = []string{modelPath}
 	cfg.Triggers.WatchInterval = 100 * time.Millisecond
 	l := newLoop(t, f, modelPath, filepath.Join(dir, "out.conf"), cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
+	stop := runLoop(l)
 	waitSnapshot := func(id uint64) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
@@ -124,8 +131,7 @@ func TestLoopWatchesFiles(t *testing.T) {
 	if !l.Trigger(service.TriggerAPI) {
 		t.Error("API trigger refused")
 	}
-	cancel()
-	<-done
+	stop()
 }
 
 // TestLoopDebouncesTriggers: a burst of API triggers within the debounce
@@ -140,9 +146,7 @@ func TestLoopDebouncesTriggers(t *testing.T) {
 	cfg := config.DefaultDiscovery()
 	cfg.Interval, cfg.Triggers.Startup, cfg.Triggers.Debounce = 0, false, 2*time.Second
 	l := newLoop(t, f, modelPath, filepath.Join(dir, "out.conf"), cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { l.Run(ctx); close(done) }()
+	stop := runLoop(l)
 	for range 10 { // a rack going down, one trigger a node
 		l.Trigger(service.TriggerAPI)
 		time.Sleep(10 * time.Millisecond)
@@ -155,8 +159,7 @@ func TestLoopDebouncesTriggers(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(cfg.Triggers.Debounce + 200*time.Millisecond) // room for a second, wrong, run
-	cancel()
-	<-done
+	stop()
 	runs, err := f.store.Runs(10)
 	if err != nil {
 		t.Fatal(err)

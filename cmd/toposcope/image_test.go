@@ -110,20 +110,9 @@ func checkRuns(ctx context.Context, t *testing.T, archive, storage string) {
 	}
 
 	addr := freeAddr(t)
-	sctx, stop := context.WithCancel(ctx)
-	serve := exec.CommandContext(sctx, "buildah", append(store, "run", "--isolation", "chroot", ctr, "--",
-		"/usr/bin/toposcope", "serve", "--listen", addr)...)
-	var log strings.Builder
-	serve.Stdout, serve.Stderr = &log, &log
-	killAll := proctest.Group(serve) // buildah runs the entrypoint in a child: stop them both
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stop()
-		_ = serve.Wait()
-		killAll()
-	}()
+	// buildah runs the entrypoint in a child: Start stops both.
+	log := proctest.Start(ctx, t, append([]string{"buildah"}, append(store, "run", "--isolation", "chroot", ctr, "--",
+		"/usr/bin/toposcope", "serve", "--listen", addr)...)...)
 	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {

@@ -5,10 +5,12 @@
 package proctest
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -16,11 +18,35 @@ import (
 // kills it and closes the output pipes.
 const waitDelay = 10 * time.Second
 
-// Group makes cmd (not yet started) lead a new process group: cancelling
+// Start runs argv in a new process group with its output collected, and
+// stops the whole group when the test ends: SIGTERM (through ctx's
+// cancellation), a wait of at most waitDelay, then SIGKILL for whatever
+// is left, so that a program that forks (runuser, buildah run) leaves
+// nothing behind.
+func Start(ctx context.Context, t testing.TB, argv ...string) *Output {
+	t.Helper()
+	ctx, stop := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	out := &Output{}
+	cmd.Stdout, cmd.Stderr = out, out
+	killAll := group(cmd)
+	if err := cmd.Start(); err != nil {
+		stop()
+		t.Fatalf("start %s: %v", argv[0], err)
+	}
+	t.Cleanup(func() {
+		stop()
+		_ = cmd.Wait()
+		killAll()
+	})
+	return out
+}
+
+// group makes cmd (not yet started) lead a new process group: cancelling
 // its context sends SIGTERM to the whole group, and Wait gives up on the
-// pipes after waitDelay. Call the returned function after Wait (or
-// instead of it, deferred) to SIGKILL whatever is left of the group.
-func Group(cmd *exec.Cmd) (killAll func()) {
+// pipes after waitDelay. The returned function, called after Wait,
+// SIGKILLs whatever is left of the group.
+func group(cmd *exec.Cmd) (killAll func()) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = waitDelay
