@@ -140,3 +140,41 @@ func sameDomain(a, b *topology.Domain) bool {
 		return x.ID == y.ID && slices.Equal(x.Nodes, y.Nodes)
 	})
 }
+
+// CappedDiff is a Diff whose lists hold at most Limit entries each, with
+// the complete counts beside them.
+type CappedDiff struct {
+	*Diff
+	// Summary counts every entry, also those left out of the lists.
+	Summary DiffSummary `json:"summary"`
+	// Limit is the most entries a list holds.
+	Limit int `json:"limit"`
+	// Truncated reports whether some list was cut at Limit.
+	Truncated bool `json:"truncated"`
+}
+
+// Capped returns d with each list cut to at most limit entries (the
+// lists are shared with d, not copied).
+func (d *Diff) Capped(limit int) *CappedDiff {
+	out := &CappedDiff{Summary: d.Summary(), Limit: limit}
+	c := *d
+	c.NodesAdded = capList(c.NodesAdded, limit, &out.Truncated)
+	c.NodesRemoved = capList(c.NodesRemoved, limit, &out.Truncated)
+	c.NodesMoved = capList(c.NodesMoved, limit, &out.Truncated)
+	c.SwitchesAdded = capList(c.SwitchesAdded, limit, &out.Truncated)
+	c.SwitchesRemoved = capList(c.SwitchesRemoved, limit, &out.Truncated)
+	c.SwitchesChanged = capList(c.SwitchesChanged, limit, &out.Truncated)
+	c.DomainsAdded = capList(c.DomainsAdded, limit, &out.Truncated)
+	c.DomainsRemoved = capList(c.DomainsRemoved, limit, &out.Truncated)
+	c.DomainsChanged = capList(c.DomainsChanged, limit, &out.Truncated)
+	out.Diff = &c
+	return out
+}
+
+func capList[T any](s []T, limit int, cut *bool) []T {
+	if len(s) <= limit {
+		return s
+	}
+	*cut = true
+	return s[:limit:limit]
+}

@@ -1,0 +1,55 @@
+package placement
+
+import (
+	"testing"
+	"time"
+)
+
+func TestOccupancy(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{
+		// allocated, protected for 4 h from an hour ago
+		{Account: "a", Workload: "w1", GPUs: 12, Nodes: []string{"gpu001", "gpu002"}, Start: now.Add(-time.Hour), MinRuntime: 4 * time.Hour, Allocated: true},
+		// unallocated: reclaimable at once
+		{Account: "b", Workload: "w2", GPUs: 2, Nodes: []string{"gpu001"}, Start: now.Add(-time.Hour)},
+		// ended: holds nothing
+		{Account: "b", Workload: "w3", GPUs: 8, Nodes: []string{"gpu003"}, Start: now.Add(-2 * time.Hour), End: now.Add(-time.Hour)},
+	}
+	cl, err := NewCluster(g, recs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	until := now.Add(3 * time.Hour)
+	tests := []struct {
+		node string
+		want Occupancy
+	}{
+		{"gpu001", Occupancy{GPUs: 8, Free: 0, Allocated: 6, Unallocated: 2, Reclaimable: 2, ProtectedUntil: until, Workloads: 2}},
+		{"gpu002", Occupancy{GPUs: 8, Free: 2, Allocated: 6, ProtectedUntil: until, Workloads: 1}},
+		{"gpu003", Occupancy{GPUs: 8, Free: 8}},
+	}
+	for _, tt := range tests {
+		got, ok := cl.NodeOccupancy(tt.node, cfg)
+		if !ok || got != tt.want {
+			t.Errorf("%s = %+v, want %+v", tt.node, got, tt.want)
+		}
+	}
+	if _, ok := cl.NodeOccupancy("nope", cfg); ok {
+		t.Error("unknown node found")
+	}
+	leaf := g.Path("gpu001")
+	sw := cl.SwitchOccupancy(cfg)
+	for _, s := range leaf {
+		o := sw[s.ID]
+		if o.Allocated != 12 || o.Unallocated != 2 || o.Reclaimable != 2 || !o.ProtectedUntil.Equal(until) || o.Workloads != 3 {
+			t.Errorf("switch %s = %+v", s.ID, o)
+		}
+	}
+	root := leaf[len(leaf)-1]
+	if o := sw[root.ID]; o.GPUs != cl.GPUs() || o.Free != cl.FreeGPUs() {
+		t.Errorf("root %s = %+v; cluster has %d GPUs, %d free", root.ID, o, cl.GPUs(), cl.FreeGPUs())
+	}
+}
