@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/topology"
+	"github.com/toposcope/toposcope/topology/outline"
 )
 
 // streamChunk is how many items are written between write-deadline
@@ -19,13 +21,29 @@ const streamChunk = 2048
 
 // graph answers GET /v1/graph: the current (or ?snapshot=ID) graph as
 // JSON, in topology's wire form so that it decodes into a
-// topology.Graph, or as Graphviz DOT with ?format=dot. The response is
-// streamed item by item: no copy of the whole document is built.
+// topology.Graph (indented with ?pretty=1), or as Graphviz DOT with
+// ?format=dot: one box per switch, nodes counted per leaf and per
+// accelerator domain, or every node with ?detail=nodes. The response is
+// streamed item by item: no copy of the whole document is built, except
+// for ?pretty=1.
 func (h *handlers) graph(c *gin.Context) {
 	format := c.DefaultQuery("format", "json")
 	if format != "json" && format != "dot" {
 		h.fail(c, badParam("format", "want json or dot"))
 		return
+	}
+	detail := c.DefaultQuery("detail", "switches")
+	if detail != "switches" && detail != "nodes" {
+		h.fail(c, badParam("detail", "want switches (nodes counted per leaf) or nodes"))
+		return
+	}
+	pretty := false
+	if raw := c.Query("pretty"); raw != "" {
+		var err error
+		if pretty, err = strconv.ParseBool(raw); err != nil {
+			h.fail(c, badParam("pretty", "want 1 or 0"))
+			return
+		}
 	}
 	var (
 		g    *topology.Graph
@@ -49,19 +67,43 @@ func (h *handlers) graph(c *gin.Context) {
 		}
 		g, snap = st.Graph, st.Snapshot.ID
 	}
-	etag := fmt.Sprintf(`"s%d-%s"`, snap, format)
+	variant := format
+	switch {
+	case format == "dot":
+		variant += "-" + detail
+	case pretty:
+		variant += "-pretty"
+	}
+	etag := fmt.Sprintf(`"s%d-%s"`, snap, variant)
 	c.Header("ETag", etag)
 	c.Header("X-Toposcope-Snapshot", strconv.FormatUint(snap, 10))
 	if c.GetHeader("If-None-Match") == etag {
 		c.Status(http.StatusNotModified)
 		return
 	}
+	if format == "json" && pretty {
+		var compact, out bytes.Buffer
+		s := &streamer{w: bufio.NewWriter(&compact)}
+		s.json(g)
+		_ = s.w.Flush()
+		if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+			h.fail(c, err)
+			return
+		}
+		c.Data(http.StatusOK, "application/json", out.Bytes())
+		return
+	}
 	s := newStreamer(c, h.Config.WriteTimeout)
-	if format == "dot" {
+	switch {
+	case format == "dot" && detail == "nodes":
 		c.Header("Content-Type", "text/vnd.graphviz; charset=utf-8")
 		c.Status(http.StatusOK)
 		s.dot(g)
-	} else {
+	case format == "dot":
+		c.Header("Content-Type", "text/vnd.graphviz; charset=utf-8")
+		c.Status(http.StatusOK)
+		_, s.err = s.w.Write(outline.AppendDOT(nil, h.summary(g)))
+	default:
 		c.Header("Content-Type", "application/json")
 		c.Status(http.StatusOK)
 		s.json(g)

@@ -33,7 +33,24 @@ func TestQueries(t *testing.T) {
 		{"switch", "/v1/switches/leaf0001", 200, []string{`"nodesBelow":32`, `"path":[{"id":"spine001"`}, ""},
 		{"unknown switch", "/v1/switches/a/b", 404, []string{`switch \"a/b\"`}, "id"},
 		{"domains", "/v1/domains", 200, []string{`"nodes":"gpu[001-018]"`, `"nodeCount":18`}, ""},
-		{"dot", "/v1/graph?format=dot", 200, []string{"digraph topology", `"s:leaf0001" -> "n:gpu001"`}, ""},
+		{"dot", "/v1/graph?format=dot", 200, []string{"digraph topology", `"s:leaf0001" [label="leaf0001\n32 nodes, 256 GPUs"]`, `"s:leaf0001" -> "d:nvl0001" [style=dashed,label="18"]`}, ""},
+		{"dot of nodes", "/v1/graph?format=dot&detail=nodes", 200, []string{"digraph topology", `"s:leaf0001" -> "n:gpu001"`}, ""},
+		{"bad detail", "/v1/graph?format=dot&detail=all", 400, []string{"switches"}, "detail"},
+		{"pretty json", "/v1/graph?pretty=1", 200, []string{"{\n  \"nodes\": [\n    {\n      \"name\": \"gpu001\","}, ""},
+		{"bad pretty", "/v1/graph?pretty=yes", 400, nil, "pretty"},
+		{"tree top", "/v1/tree", 200, []string{`"total":{"nodes":100,"gpus":800,"domains":6,"switches":6}`, `"switch":null`, `"children":[{"id":"core","name":"core","level":2,"children":1,"nodes":100`}, ""},
+		{"tree leaf", "/v1/tree?switch=leaf0001", 200, []string{`"path":[{"id":"core","name":"core","level":2},{"id":"spine001","name":"spine001","level":1},{"id":"leaf0001"`, `"nodeCount":32`, `{"name":"gpu001","gpus":8,"domain":"nvl0001","occupancy":{"gpus":8,"free":8,`}, ""},
+		{"tree unknown switch", "/v1/tree?switch=nope", 400, []string{"no switch"}, "switch"},
+		{"heatmap", "/v1/heatmap", 200, []string{`"leaves":[{"id":"leaf0001","name":"leaf0001","nodes":32,"occupancy":{"gpus":256,"free":256`, `"free":800`}, ""},
+		{"find node", "/v1/find?q=gpu042", 200, []string{`"hits":[{"kind":"node","id":"gpu042","name":"gpu042","match":"name","path":[{"id":"core","name":"core","level":2},{"id":"spine001","name":"spine001","level":1},{"id":"leaf0002"`}, ""},
+		{"find substring", "/v1/find?q=LEAF000&limit=2", 200, []string{`"kind":"switch","id":"leaf0001"`, `"truncated":true`}, ""},
+		{"find nothing", "/v1/find?q=zzz", 200, []string{`"hits":[]`}, ""},
+		{"find without q", "/v1/find", 400, nil, "q"},
+		{"find bad limit", "/v1/find?q=a&limit=500", 400, nil, "limit"},
+		{"web page", "/", 200, []string{"<title>toposcope</title>", `src="/ui/app.js"`}, ""},
+		{"web script", "/ui/app.js", 200, []string{"async function api("}, ""},
+		{"web no file", "/ui/nope.js", 404, nil, ""},
+		{"web no index via ui", "/ui/index.html", 404, nil, ""},
 		{"bad format", "/v1/graph?format=xml", 400, []string{"json or dot"}, "format"},
 		{"render", "/v1/render/slurm?plugin=topology/block&slurmVersion=24.11", 200, []string{"BlockName="}, ""},
 		{"render bad param", "/v1/render/slurm?plugn=x", 400, []string{"unknown key"}, "params.plugn"},
@@ -161,6 +178,16 @@ func TestShrinkGuardAndAccept(t *testing.T) {
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || len(d.NodesRemoved) != 20 {
 		t.Errorf("diff = %s", w.Body)
+	}
+	w = s.do(http.MethodGet, "/v1/diff?from=1&to=2&limit=5", "")
+	var capped struct {
+		NodesRemoved []string       `json:"nodesRemoved"`
+		Summary      map[string]int `json:"summary"`
+		Truncated    bool           `json:"truncated"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &capped); err != nil || len(capped.NodesRemoved) != 5 ||
+		capped.Summary["nodesRemoved"] != 20 || !capped.Truncated {
+		t.Errorf("diff capped at 5 = %s", w.Body)
 	}
 	if run := s.discover(); run.Outcome != "unchanged" {
 		t.Errorf("rediscovery after accept = %+v", run)

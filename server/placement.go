@@ -21,14 +21,29 @@ type placementRequest struct {
 // placementState builds the cluster and standings for the current
 // topology and the in-memory ledger.
 func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ...string) (*placement.Cluster, *placement.Standings, bool) {
-	st, ok := h.current(c)
+	cl, view, ok := h.occupied(c, extra...)
 	if !ok {
 		return nil, nil, false
+	}
+	stand, err := placement.ComputeIndexed(view.Tree, view.Records, view.Index, h.Now(), cl.GPUs(), cfg)
+	if err != nil {
+		h.fail(c, err)
+		return nil, nil, false
+	}
+	return cl, stand, true
+}
+
+// occupied builds the cluster of the current topology occupied by the
+// in-memory ledger, and returns the ledger view it was built from.
+func (h *handlers) occupied(c *gin.Context, extra ...string) (*placement.Cluster, placement.View, bool) {
+	st, ok := h.current(c)
+	if !ok {
+		return nil, placement.View{}, false
 	}
 	view, err := h.Placement.View(extra...)
 	if err != nil {
 		h.fail(c, err)
-		return nil, nil, false
+		return nil, view, false
 	}
 	now := h.Now()
 	cl, err := placement.NewCluster(st.Graph, view.Records, now)
@@ -41,15 +56,10 @@ func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ..
 		c.Header("X-Toposcope-Ignored-Records", strings.Join(bad, ","))
 		if cl, err = placement.NewCluster(st.Graph, keep, now); err != nil {
 			h.fail(c, err)
-			return nil, nil, false
+			return nil, view, false
 		}
 	}
-	stand, err := placement.ComputeIndexed(view.Tree, view.Records, view.Index, now, cl.GPUs(), cfg)
-	if err != nil {
-		h.fail(c, err)
-		return nil, nil, false
-	}
-	return cl, stand, true
+	return cl, view, true
 }
 
 // placements answers POST /v1/placements with ranked, explained candidates.

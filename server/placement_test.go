@@ -48,6 +48,8 @@ func TestPlacementEndpoints(t *testing.T) {
 		{"fairshare classic", "GET", "/v1/fairshare?mode=classic", "", 200, `"mode":"classic"`},
 		{"fairshare bad mode", "GET", "/v1/fairshare?mode=nope", "", 400, "mode"},
 		{"capacity", "GET", "/v1/capacity", "", 200, `"largestFreePerLevel"`},
+		{"heatmap shows the record", "GET", "/v1/heatmap", "", 200, `{"id":"leaf0001","name":"leaf0001","nodes":32,"occupancy":{"gpus":256,"free":248,"allocated":0,"unallocated":8,"reclaimable":8,"workloads":1}}`},
+		{"tree shows the record on its node", "GET", "/v1/tree?switch=leaf0001", "", 200, `{"name":"gpu001","gpus":8,"domain":"nvl0001","occupancy":{"gpus":8,"free":0,"allocated":0,"unallocated":8,"reclaimable":8,"workloads":1}}`},
 	}
 	for _, st := range steps { // sequential: later steps depend on earlier ones
 		w := s.do(st.method, st.path, st.body, "Content-Type", "application/json")

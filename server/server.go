@@ -26,6 +26,7 @@ import (
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // Deps are the router's dependencies.
@@ -65,6 +66,10 @@ type handlers struct {
 	log          *slog.Logger
 	tokens       *Tokens
 	latency      *prometheus.HistogramVec
+	// assets are the web view's files.
+	assets map[string]asset
+	// summaryCache is the Summary of the newest graph a view asked for.
+	summaryCache atomic.Pointer[topology.Summary]
 }
 
 // New builds the router.
@@ -97,6 +102,11 @@ func New(d Deps) (*gin.Engine, error) {
 	if err := h.Metrics.Register(h.latency); err != nil {
 		return nil, err
 	}
+	assets, err := loadAssets()
+	if err != nil {
+		return nil, fmt.Errorf("server: web view: %w", err)
+	}
+	h.assets = assets
 	r := gin.New()
 	r.ContextWithFallback = true
 	r.HandleMethodNotAllowed = true
@@ -111,6 +121,8 @@ func New(d Deps) (*gin.Engine, error) {
 // routes lists every route; openapi.json documents exactly these (a test
 // checks it).
 func (h *handlers) routes(r *gin.Engine) {
+	r.GET("/", h.page)
+	r.GET("/ui/*file", h.webAsset)
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
 
@@ -125,6 +137,9 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1.GET("/nodes/*name", read, h.node)
 	v1.GET("/switches/*id", read, h.switchByID)
 	v1.GET("/domains", read, h.domains)
+	v1.GET("/tree", read, h.tree)
+	v1.GET("/heatmap", read, h.heatmap)
+	v1.GET("/find", read, h.find)
 	v1.GET("/render/:engine", read, h.render)
 	v1.GET("/snapshots", read, h.snapshots)
 	v1.GET("/snapshots/:id", read, h.snapshot)

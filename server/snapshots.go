@@ -79,10 +79,15 @@ func (h *handlers) snapshot(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	limit, err := listLimit(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
 	out := gin.H{"snapshot": snap}
 	if snap.Parent != 0 {
 		if d, err := h.Store.Diff(id); err == nil {
-			out["diff"] = d
+			out["diff"] = d.Capped(limit)
 		}
 	}
 	c.JSON(http.StatusOK, out)
@@ -104,11 +109,16 @@ func (h *handlers) accept(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"snapshot": snap, "run": run})
 }
 
-// diff answers GET /v1/diff?from=&to=: "to" defaults to the current
-// snapshot and "from" to the parent of "to".
+// diff answers GET /v1/diff?from=&to=&limit=: "to" defaults to the
+// current snapshot and "from" to the parent of "to". The counts are
+// complete; each list holds at most limit entries (default 50).
 func (h *handlers) diff(c *gin.Context) {
 	var to, from uint64
-	var err error
+	limit, err := listLimit(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
 	if raw := c.Query("to"); raw != "" {
 		if to, err = idParam(raw, "to"); err != nil {
 			h.fail(c, err)
@@ -136,7 +146,7 @@ func (h *handlers) diff(c *gin.Context) {
 	}
 	if from == toSnap.Parent {
 		if d, err := h.Store.Diff(to); err == nil {
-			c.JSON(http.StatusOK, d)
+			c.JSON(http.StatusOK, d.Capped(limit))
 			return
 		}
 	}
@@ -152,7 +162,7 @@ func (h *handlers) diff(c *gin.Context) {
 	}
 	d := store.Compare(a, b)
 	d.From, d.To = from, to
-	c.JSON(http.StatusOK, d)
+	c.JSON(http.StatusOK, d.Capped(limit))
 }
 
 // runs answers GET /v1/runs?limit=: the newest discovery runs.

@@ -1,0 +1,326 @@
+// toposcope's web view: the switch tree, occupancy, snapshots and
+// placement, read from the service's own REST API (same origin). Every
+// text from the API is set as text, never as markup.
+"use strict";
+
+const state = { token: sessionStorage.getItem("toposcope-token") || "", rows: new Map(), candidates: new Set() };
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k != null) e.append(k);
+  return e;
+}
+
+const fmt = (n) => Number(n).toLocaleString("en-US");
+
+// api fetches a path of the API; on 401 it asks for a token once and
+// retries.
+async function api(path, opts = {}) {
+  const headers = Object.assign({}, opts.headers || {});
+  if (state.token) headers.Authorization = "Bearer " + state.token;
+  if (opts.body) headers["Content-Type"] = "application/json";
+  const r = await fetch(path, Object.assign({}, opts, { headers }));
+  if (r.status === 401 && !opts.retried) {
+    if (await askToken()) return api(path, Object.assign({}, opts, { retried: true }));
+  }
+  const body = r.headers.get("Content-Type")?.includes("json") ? await r.json() : await r.text();
+  if (!r.ok) {
+    const msg = body && body.error ? body.error.message || body.error : r.status + " " + r.statusText;
+    throw new Error(path.split("?")[0] + ": " + (typeof msg === "string" ? msg : JSON.stringify(msg)));
+  }
+  return body;
+}
+
+function askToken() {
+  const d = document.getElementById("token-dialog");
+  const input = document.getElementById("token-input");
+  input.value = "";
+  return new Promise((resolve) => {
+    d.onclose = () => {
+      if (d.returnValue === "ok" && input.value.trim()) {
+        state.token = input.value.trim();
+        sessionStorage.setItem("toposcope-token", state.token);
+        resolve(true);
+      } else resolve(false);
+    };
+    d.returnValue = "";
+    d.showModal();
+  });
+}
+
+function showError(e) {
+  const b = document.getElementById("error");
+  b.textContent = e ? String(e.message || e) : "";
+  b.hidden = !e;
+}
+
+function bar(o) {
+  const g = o.gpus || 1;
+  return el("span", { class: "bar", title: `${fmt(o.allocated)} allocated, ${fmt(o.unallocated)} unallocated, ${fmt(o.free)} free of ${fmt(o.gpus)} GPUs` },
+    el("i", { class: "a", style: `width:${(100 * o.allocated) / g}%` }),
+    el("i", { class: "u", style: `width:${(100 * o.unallocated) / g}%` }));
+}
+
+function protText(o) {
+  return o.protectedUntil ? " · protected until " + new Date(o.protectedUntil).toLocaleString() : "";
+}
+
+// switchItem renders one switch of the tree, collapsed.
+function switchItem(s) {
+  const kids = el("ul");
+  const caret = el("span", { class: "caret" }, "▸");
+  const row = el("div", { class: "row switch", "data-id": s.id },
+    caret, el("span", { class: "name" }, s.displayName || s.name),
+    el("span", { class: "counts" }, `L${s.level} · ${fmt(s.nodes)} nodes · ${fmt(s.gpus)} GPUs · ${fmt(s.occupancy.free)} free · ${fmt(s.domains)} domains` + protText(s.occupancy)),
+    bar(s.occupancy));
+  const li = el("li", {}, row, kids);
+  const entry = { li, row, kids, caret, loaded: false, open: false };
+  state.rows.set("s:" + s.id, entry);
+  row.addEventListener("click", () => toggle(s.id).catch(showError));
+  if (state.candidates.has(s.id)) row.classList.add("cand");
+  return li;
+}
+
+function nodeItem(n) {
+  const o = n.occupancy;
+  const row = el("div", { class: "row node", "data-node": n.name },
+    el("span", { class: "caret" }),
+    el("span", { class: "name" }, n.name),
+    el("span", { class: "counts" }, `${n.gpus} GPUs · ${o.free} free` + (n.domain ? ` · ${n.domain}` : "") + (n.instanceID ? ` · ${n.instanceID}` : "") + protText(o)),
+    bar(o));
+  row.addEventListener("click", () => showPath(n.name).catch(showError));
+  state.rows.set("n:" + n.name, { row });
+  if (state.candidates.has("n:" + n.name)) row.classList.add("cand");
+  return el("li", {}, row);
+}
+
+function fill(ul, t) {
+  ul.replaceChildren();
+  for (const c of t.children) ul.append(switchItem(c));
+  for (const n of t.nodes) ul.append(nodeItem(n));
+  if (t.nodesTruncated) ul.append(el("li", { class: "muted" }, `… ${fmt(t.nodeCount - t.nodes.length)} more nodes`));
+}
+
+async function toggle(id, forceOpen) {
+  const e = state.rows.get("s:" + id);
+  if (!e) return;
+  if (!e.loaded) {
+    fill(e.kids, await api("/v1/tree?switch=" + encodeURIComponent(id)));
+    e.loaded = true;
+  }
+  e.open = forceOpen ? true : !e.open;
+  e.kids.hidden = !e.open;
+  e.caret.textContent = e.open ? "▾" : "▸";
+}
+
+async function loadTree() {
+  const t = await api("/v1/tree");
+  state.rows.clear();
+  document.getElementById("totals").textContent =
+    `${fmt(t.total.nodes)} nodes · ${fmt(t.total.gpus)} GPUs · ${fmt(t.total.switches)} switches · ${fmt(t.total.domains)} domains · snapshot ${t.snapshot}`;
+  fill(document.getElementById("tree"), t);
+}
+
+// reveal opens the tree along path (top down) and highlights the last
+// row, or the node when one is given.
+async function reveal(path, node) {
+  document.querySelectorAll(".row.hl, .cell.hl").forEach((r) => r.classList.remove("hl"));
+  for (const p of path) await toggle(p.id, true);
+  const key = node ? "n:" + node : "s:" + (path.length ? path[path.length - 1].id : "");
+  const e = state.rows.get(key);
+  if (e) {
+    e.row.classList.add("hl");
+    e.row.scrollIntoView({ block: "center" });
+  }
+  const leaf = path.length ? path[path.length - 1].id : "";
+  document.querySelector(`.cell[data-id="${CSS.escape(leaf)}"]`)?.classList.add("hl");
+  document.getElementById("path").textContent = [...path.map((p) => p.name), node].filter(Boolean).join(" › ");
+}
+
+async function showPath(node) {
+  const r = await api("/v1/nodes/" + encodeURIComponent(node));
+  await reveal(r.path.slice().reverse(), node);
+}
+
+async function search(q) {
+  const hits = document.getElementById("hits");
+  hits.replaceChildren();
+  if (!q) return;
+  const r = await api("/v1/find?q=" + encodeURIComponent(q));
+  if (!r.hits.length) {
+    hits.append(el("p", { class: "muted" }, `nothing matches “${q}”`));
+    return;
+  }
+  const go = (h) => reveal(h.path, h.kind === "node" ? h.id : null).catch(showError);
+  if (r.hits.length > 1) {
+    hits.append(el("ul", { class: "hits" }, ...r.hits.map((h) =>
+      el("li", {}, el("a", { onclick: () => go(h) }, `${h.kind} ${h.name}`), el("span", { class: "muted" }, ` (${h.match})`)))));
+  }
+  await go(r.hits[0]);
+}
+
+async function loadStatus() {
+  const s = await api("/v1/status");
+  document.getElementById("status").textContent =
+    `provider ${s.provider} · engines ${s.engines.join(", ") || "none"} · ` + (s.current ? `snapshot ${s.current.id} at ${new Date(s.current.createdAt).toLocaleString()}` : "no topology yet");
+  const p = document.getElementById("pending");
+  p.hidden = !s.pending;
+  if (s.pending) {
+    p.replaceChildren(`Snapshot ${s.pending.id} is held back: ${s.pending.reason || "it shrinks the cluster"}. The current topology stays published until an operator accepts it: `,
+      el("code", {}, s.accept));
+  }
+}
+
+async function loadHeat() {
+  const h = await api("/v1/heatmap");
+  document.getElementById("heat-summary").textContent =
+    `${fmt(h.free)} of ${fmt(h.gpus)} GPUs free · ${fmt(h.records)} ledger records · ${h.leaves.length} leaf switches`;
+  const box = document.getElementById("heatmap");
+  box.replaceChildren();
+  for (const c of h.leaves) {
+    const o = c.occupancy;
+    const g = o.gpus || 1;
+    const a = Math.round((100 * o.allocated) / g), u = Math.round((100 * o.unallocated) / g);
+    const cell = el("div", { class: "cell" + (o.protectedUntil ? " prot" : ""), "data-id": c.id,
+      title: `${c.name}: ${c.nodes} nodes, ${o.allocated} allocated, ${o.unallocated} unallocated, ${o.free} free of ${o.gpus} GPUs` + protText(o),
+      style: `background: linear-gradient(to top, var(--alloc) ${a}%, var(--unalloc) ${a}% ${a + u}%, var(--free) ${a + u}%)` });
+    cell.addEventListener("click", () => api("/v1/switches/" + encodeURIComponent(c.id)).then((s) =>
+      reveal([...s.path.slice().reverse(), { id: s.switch.id, name: s.switch.name }])).catch(showError));
+    box.append(cell);
+  }
+}
+
+async function loadSnapshots() {
+  const r = await api("/v1/snapshots?limit=20");
+  const body = document.querySelector("#snapshots tbody");
+  body.replaceChildren();
+  const from = document.getElementById("diff-from"), to = document.getElementById("diff-to");
+  from.replaceChildren(); to.replaceChildren();
+  for (const s of r.snapshots) {
+    body.append(el("tr", { "data-id": s.id }, el("td", {}, String(s.id)), el("td", {}, new Date(s.createdAt).toLocaleString()),
+      el("td", {}, s.trigger), el("td", {}, s.status + (s.reason ? ": " + s.reason : "")), el("td", {}, fmt(s.counts.nodes))));
+    from.append(el("option", { value: s.id }, String(s.id)));
+    to.append(el("option", { value: s.id }, String(s.id)));
+  }
+  if (r.snapshots.length > 1) from.value = r.snapshots[1].id;
+}
+
+const place2 = (p) => [p.leaf, p.domain].filter(Boolean).join("/") || "—";
+
+function capped(title, items, show) {
+  if (!items || !items.length) return null;
+  return el("details", { open: "" }, el("summary", {}, `${title}: ${fmt(items.length)}`),
+    el("ul", {}, ...items.slice(0, 50).map((i) => el("li", {}, show(i)))),
+    items.length > 50 ? el("p", { class: "muted" }, `… ${fmt(items.length - 50)} more`) : null);
+}
+
+async function diff(from, to) {
+  const d = await api(`/v1/diff?from=${from}&to=${to}&limit=200`);
+  const s = d.summary;
+  const out = document.getElementById("diff");
+  const parts = Object.entries(s).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${fmt(v)}`);
+  out.replaceChildren(el("p", { class: "diff-summary" }, `${from} → ${to}: ` + (parts.length ? parts.join(", ") : "no change")),
+    capped("nodes moved", d.nodesMoved, (m) => `${m.name}: ${place2(m.from)} → ${place2(m.to)}`),
+    capped("nodes added", d.nodesAdded, (n) => n),
+    capped("nodes removed", d.nodesRemoved, (n) => n),
+    capped("switches added", d.switchesAdded, (n) => n),
+    capped("switches removed", d.switchesRemoved, (n) => n),
+    capped("switches changed", d.switchesChanged, (c) => c.id || JSON.stringify(c)),
+    capped("domains added", d.domainsAdded, (n) => n),
+    capped("domains removed", d.domainsRemoved, (n) => n),
+    capped("domains changed", d.domainsChanged, (n) => n),
+    d.truncated ? el("p", { class: "muted" }, "lists are capped; the counts are complete") : null);
+}
+
+async function loadAccounts() {
+  const f = await api("/v1/fairshare").catch(() => null);
+  const list = document.getElementById("accounts");
+  list.replaceChildren();
+  for (const a of (f && f.accounts) || []) if (a.leaf) list.append(el("option", { value: a.account }));
+}
+
+async function place(ev) {
+  ev.preventDefault();
+  const req = {
+    account: document.getElementById("place-account").value,
+    gpus: Number(document.getElementById("place-gpus").value),
+    duration: Math.round(Number(document.getElementById("place-hours").value) * 3600e9),
+  };
+  const within = document.getElementById("place-within").value;
+  if (within) req.within = within;
+  const r = await api("/v1/placements", { method: "POST", body: JSON.stringify(req) });
+  const box = document.getElementById("placement");
+  state.candidates = new Set();
+  document.querySelectorAll(".row.cand").forEach((x) => x.classList.remove("cand"));
+  const items = r.candidates.map((c) => {
+    const s = c.scores;
+    return el("li", { "data-group": c.group },
+      el("a", { onclick: () => highlight(c).catch(showError) }, `#${c.rank} ${c.class} in ${c.group || "the cluster"}`),
+      el("div", { class: "why" }, `${c.nodes.length} nodes · spans ${s.leavesSpanned} leaves and ${s.domainsSpanned} domains under ${s.lcaSwitch || "—"} (level ${s.lcaLevel}) · leaves ${fmt(s.residualFree)} GPUs free · whole free domains ${s.wholeFreeDomainsBefore} → ${s.wholeFreeDomainsAfter}` +
+        (c.victims && c.victims.length ? ` · preempts ${c.victims.map((v) => v.workload).join(", ")}` : "")));
+  });
+  box.replaceChildren(
+    el("p", {}, `${r.request.account}: ${r.allocated ? "allocated" : "unallocated"} work, fair-share standing ${Number(r.standing.fairShare).toFixed(3)} → ${Number(r.standingAfter.fairShare).toFixed(3)} after`),
+    items.length ? el("ol", { class: "cands" }, ...items) : el("p", { class: "muted" }, "no candidate fits now"));
+  if (r.candidates.length) await highlight(r.candidates[0]);
+}
+
+// highlight marks a candidate's nodes and the switches above them and
+// opens the tree at its first node.
+async function highlight(c) {
+  state.candidates = new Set(c.nodes.map((n) => "n:" + n.node));
+  document.querySelectorAll(".row.cand").forEach((x) => x.classList.remove("cand"));
+  if (!c.nodes.length) return;
+  const r = await api("/v1/nodes/" + encodeURIComponent(c.nodes[0].node));
+  for (const p of r.path) state.candidates.add(p.id);
+  await reveal(r.path.slice().reverse(), c.nodes[0].node);
+  for (const key of state.candidates) state.rows.get(key.startsWith("n:") ? key : "s:" + key)?.row.classList.add("cand");
+}
+
+function tabs() {
+  for (const b of document.querySelectorAll(".tabs button")) {
+    b.addEventListener("click", () => {
+      for (const o of document.querySelectorAll(".tabs button")) o.classList.toggle("active", o === b);
+      for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + b.dataset.tab;
+    });
+  }
+}
+
+async function main() {
+  tabs();
+  document.getElementById("token-button").addEventListener("click", () => askToken().then((ok) => ok && main()));
+  document.getElementById("token-cancel").addEventListener("click", () => document.getElementById("token-dialog").close("cancel"));
+  document.getElementById("search-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const q = document.getElementById("search").value.trim();
+    history.replaceState(null, "", q ? "?q=" + encodeURIComponent(q) : location.pathname);
+    search(q).catch(showError);
+  });
+  document.getElementById("diff-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    diff(document.getElementById("diff-from").value, document.getElementById("diff-to").value).catch(showError);
+  });
+  document.getElementById("place-form").addEventListener("submit", (ev) => place(ev).catch(showError));
+  try {
+    await loadStatus();
+    await loadTree();
+    await Promise.all([loadHeat(), loadSnapshots(), loadAccounts()]);
+    const q = new URLSearchParams(location.search).get("q");
+    if (q) {
+      document.getElementById("search").value = q;
+      await search(q);
+    }
+    showError(null);
+    document.body.dataset.ready = "true";
+  } catch (e) {
+    showError(e);
+    document.body.dataset.ready = "error";
+  }
+}
+
+main();
