@@ -1,0 +1,113 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toposcope/toposcope/cmd/toposcope/cli"
+	"github.com/toposcope/toposcope/internal/testenv/proctest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// TestShow draws bundled models in a terminal and checks the drawings
+// against golden files.
+func TestShow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"show-default.txt", []string{"show"}},
+		{"show-fat-tree-512-depth2.txt", []string{"show", "--model", "fat-tree-512", "--depth", "2"}},
+		{"show-fat-tree-512-capped.txt", []string{"show", "--model", "fat-tree-512", "--depth", "0", "--max-children", "2", "--nodes-list"}},
+		{"show-mixed-nodes.txt", []string{"show", "--model", "mixed", "--nodes-list", "--max-children", "3"}},
+		{"show-nvl72-node.txt", []string{"show", "--model", "nvl72", "--node", "gb100"}},
+		{"show-nvl72.dot", []string{"show", "--model", "nvl72", "--format", "dot"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, tt.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			golden(t, tt.golden, r.stdout)
+		})
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show", "--node", "nope"}, `--node "nope"`},
+		{[]string{"show", "--format", "svg"}, "--format"},
+		{[]string{"show", "--depth", "-1"}, "--depth"},
+		{[]string{"show", "--server", "http://127.0.0.1:1", "--model", "nvl72"}, "--model and --server"},
+	} {
+		if r := run(t, bad.args...); r.code != cli.ExitUsage || !strings.Contains(r.stderr, bad.want) {
+			t.Errorf("%v: exit %d, %q; want %d naming %s", bad.args, r.code, r.stderr, cli.ExitUsage, bad.want)
+		}
+	}
+}
+
+// TestShowServer draws the topology of a running service: the same tree
+// as drawn from the service's model directly.
+func TestShowServer(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var serveOut proctest.Output
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cli.Main(ctx, []string{"serve", "--listen", addr, "--store", filepath.Join(t.TempDir(), "s.db"), "--interval", "1h", "--allow-root"},
+			cli.Env{Stdout: &serveOut, Stderr: &serveOut})
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	base := "http://" + addr
+	waitRuns(t, base, 1, &serveOut)
+	remote := run(t, "show", "--server", base, "--nodes-list")
+	local := run(t, "show", "--nodes-list")
+	if remote.code != 0 || local.code != 0 || remote.stdout != local.stdout || !strings.Contains(remote.stdout, "gpu001") {
+		t.Errorf("show --server: exit %d\n%s%s\nshow: exit %d\n%s", remote.code, remote.stdout, remote.stderr, local.code, local.stdout)
+	}
+	var out, errb bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"show", "--server", base + "/nowhere"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 1 ||
+		!strings.Contains(errb.String(), "404") {
+		t.Errorf("a service path that is not one: exit %d, %q; want 1 naming the status", code, errb.String())
+	}
+}
