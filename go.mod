@@ -3,6 +3,7 @@ module github.com/toposcope/toposcope
 go 1.26.0
 
 require (
+	github.com/chromedp/chromedp v0.23.1
 	github.com/oracle/oci-go-sdk/v65 v65.131.0
 	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/api v0.37.2
@@ -11,6 +12,8 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.160.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/gofrs/flock v0.10.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/sony/gobreaker/v2 v2.4.0 // indirect

@@ -75,9 +75,8 @@ function switchItem(s) {
   const kids = el("ul");
   const caret = el("span", { class: "caret" }, "▸");
   const row = el("div", { class: "row switch", "data-id": s.id },
-    caret, el("span", { class: "name" }, s.displayName || s.name),
-    el("span", { class: "counts" }, `L${s.level} · ${fmt(s.nodes)} nodes · ${fmt(s.gpus)} GPUs · ${fmt(s.occupancy.free)} free · ${fmt(s.domains)} domains` + protText(s.occupancy)),
-    bar(s.occupancy));
+    caret, el("span", { class: "name" }, s.displayName || s.name), bar(s.occupancy),
+    el("span", { class: "counts" }, `L${s.level} · ${fmt(s.nodes)} nodes · ${fmt(s.gpus)} GPUs · ${fmt(s.occupancy.free)} free · ${fmt(s.domains)} domains` + protText(s.occupancy)));
   const li = el("li", {}, row, kids);
   const entry = { li, row, kids, caret, loaded: false, open: false };
   state.rows.set("s:" + s.id, entry);
@@ -90,9 +89,8 @@ function nodeItem(n) {
   const o = n.occupancy;
   const row = el("div", { class: "row node", "data-node": n.name },
     el("span", { class: "caret" }),
-    el("span", { class: "name" }, n.name),
-    el("span", { class: "counts" }, `${n.gpus} GPUs · ${o.free} free` + (n.domain ? ` · ${n.domain}` : "") + (n.instanceID ? ` · ${n.instanceID}` : "") + protText(o)),
-    bar(o));
+    el("span", { class: "name" }, n.name), bar(o),
+    el("span", { class: "counts" }, `${n.gpus} GPUs · ${o.free} free` + (n.domain ? ` · ${n.domain}` : "") + (n.instanceID ? ` · ${n.instanceID}` : "") + protText(o)));
   row.addEventListener("click", () => showPath(n.name).catch(showError));
   state.rows.set("n:" + n.name, { row });
   if (state.candidates.has("n:" + n.name)) row.classList.add("cand");
@@ -124,6 +122,9 @@ async function loadTree() {
   document.getElementById("totals").textContent =
     `${fmt(t.total.nodes)} nodes · ${fmt(t.total.gpus)} GPUs · ${fmt(t.total.switches)} switches · ${fmt(t.total.domains)} domains · snapshot ${t.snapshot}`;
   fill(document.getElementById("tree"), t);
+  // A few roots are opened at once: the first level is what one wants
+  // to see, and it is small.
+  if (t.children.length <= 4) for (const r of t.children) await toggle(r.id, true);
 }
 
 // reveal opens the tree along path (top down) and highlights the last
@@ -223,8 +224,8 @@ async function diff(from, to) {
   const d = await api(`/v1/diff?from=${from}&to=${to}&limit=200`);
   const s = d.summary;
   const out = document.getElementById("diff");
-  const parts = Object.entries(s).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${fmt(v)}`);
-  out.replaceChildren(el("p", { class: "diff-summary" }, `${from} → ${to}: ` + (parts.length ? parts.join(", ") : "no change")),
+  const parts = Object.entries(s).filter(([, v]) => v > 0).map(([k, v]) => `${fmt(v)} ${diffLabel(k, v)}`);
+  out.replaceChildren(...[el("p", { class: "diff-summary" }, `${from} → ${to}: ` + (parts.length ? parts.join(", ") : "no change")),
     capped("nodes moved", d.nodesMoved, (m) => `${m.name}: ${place2(m.from)} → ${place2(m.to)}`),
     capped("nodes added", d.nodesAdded, (n) => n),
     capped("nodes removed", d.nodesRemoved, (n) => n),
@@ -234,7 +235,15 @@ async function diff(from, to) {
     capped("domains added", d.domainsAdded, (n) => n),
     capped("domains removed", d.domainsRemoved, (n) => n),
     capped("domains changed", d.domainsChanged, (n) => n),
-    d.truncated ? el("p", { class: "muted" }, "lists are capped; the counts are complete") : null);
+    d.truncated ? el("p", { class: "muted" }, "lists are capped; the counts are complete") : null].filter(Boolean));
+}
+
+// diffLabel names a diff count: "nodesAdded" is "nodes added", or "node
+// added" for one.
+const diffNouns = { nodes: ["node", "nodes"], switches: ["switch", "switches"], domains: ["domain", "domains"] };
+function diffLabel(key, n) {
+  const m = key.match(/^(nodes|switches|domains)([A-Z][a-z]+)$/);
+  return m ? `${diffNouns[m[1]][n === 1 ? 0 : 1]} ${m[2].toLowerCase()}` : key;
 }
 
 async function loadAccounts() {
