@@ -5,7 +5,8 @@
 # trixie chroot, ibsim and the real ibnetdiscover, etcd and a kube-apiserver
 # built once from k8s.io/kubernetes, and helm built once from helm.sh/helm/v4,
 # buildah, skopeo and umoci for the container image, and nfpm, lintian,
-# rpm and systemd-analyze for the system packages. It starts what must already run
+# rpm and systemd-analyze for the system packages, and chromium and
+# graphviz for the web view and graph output. It starts what must already run
 # (munged; the tests start slurmctld, slurmd, etcd and kube-apiserver
 # themselves). Every step checks first, so a second run does nothing.
 # The README's test command is `bash hack/setup.sh && CI=true make verify`.
@@ -22,3 +23,4 @@ bash hack/install-ibsim.sh
 bash hack/install-helm.sh
 bash hack/image.sh --tools
 bash hack/install-nfpm.sh
+bash hack/install-browser.sh

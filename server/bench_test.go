@@ -105,3 +105,27 @@ func BenchmarkGraphHeap(b *testing.B) {
 	runtime.KeepAlive(g)
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "graph-MiB")
 }
+
+// BenchmarkView measures the web view's queries in-process on the
+// 100k-node model: the top of the tree, one leaf with its nodes, the
+// heatmap of every leaf, a search that scans every node, and the
+// aggregated DOT.
+func BenchmarkView(b *testing.B) {
+	s := benchStack(b)
+	for _, target := range []string{"/v1/tree", "/v1/tree?switch=leaf1698", "/v1/heatmap", "/v1/find?q=gpu054321", "/v1/find?q=99999", "/v1/graph?format=dot"} {
+		b.Run(target, func(b *testing.B) {
+			w := &discardRecorder{h: http.Header{}}
+			req := httptest.NewRequest(http.MethodGet, target, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				w.n = 0
+				s.handler.ServeHTTP(w, req)
+				if w.code != http.StatusOK {
+					b.Fatalf("status %d", w.code)
+				}
+			}
+			b.ReportMetric(float64(w.n), "resp-bytes")
+		})
+	}
+}

@@ -68,6 +68,9 @@ type handlers struct {
 	latency      *prometheus.HistogramVec
 	// assets are the web view's files.
 	assets map[string]asset
+	// clusterCache is the unoccupied placement cluster of the newest
+	// graph a placement or view request asked for.
+	clusterCache atomic.Pointer[clusterEntry]
 	// summaryCache is the Summary of the newest graph a view asked for.
 	summaryCache atomic.Pointer[topology.Summary]
 }

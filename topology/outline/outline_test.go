@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -124,4 +126,36 @@ func TestPath(t *testing.T) {
 	if found, err := outline.WritePath(&b, s, "nope"); found || err != nil || b.Len() != 0 {
 		t.Errorf("unknown node: found %v, err %v, wrote %q", found, err, b.String())
 	}
+}
+
+// TestDOTLaysOut has Graphviz's dot lay out the aggregated DOT: it must
+// accept it and draw one shape per switch, domain and the box of nodes
+// under no switch, and no node of its own.
+func TestDOTLaysOut(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("dot")
+	switch {
+	case err != nil && os.Getenv("CI") == "true":
+		t.Fatalf("CI=true and no Graphviz dot: %v (hack/install-browser.sh installs it)", err)
+	case err != nil:
+		t.Skipf("no Graphviz dot: %v (hack/install-browser.sh installs it)", err)
+	}
+	g := fabric(t)
+	cmd := exec.Command(bin, "-Tsvg")
+	cmd.Stdin = bytes.NewReader(outline.AppendDOT(nil, topology.Summarize(g)))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	svg, err := cmd.Output()
+	if err != nil || stderr.Len() > 0 {
+		t.Fatalf("dot -Tsvg: %v: %s", err, stderr.String())
+	}
+	shapes := regexp.MustCompile(`<g id="node\d+" class="node">`).FindAll(svg, -1)
+	if want := len(g.Switches()) + len(g.Domains()) + 1; len(shapes) != want {
+		t.Errorf("dot drew %d shapes, want %d (switches, domains and the unswitched box)", len(shapes), want)
+	}
+	size := regexp.MustCompile(`<svg width="(\d+)pt" height="(\d+)pt"`).FindSubmatch(svg)
+	if size == nil {
+		t.Fatalf("no size in the SVG: %.300s", svg)
+	}
+	t.Logf("laid out at %s × %s pt", size[1], size[2])
 }
