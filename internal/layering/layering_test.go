@@ -29,6 +29,7 @@ var rules = map[string]layer{
 	"internal/config":     {0, "lib"},
 	"internal/kubeclient": {0, "lib"},
 	"internal/layering":   {0, "lib"},
+	"internal/progress":   {0, "lib"},
 	"internal/testenv":    {2, "testenv"},
 	"topology":            {1, "topology"},
 	"providers":           {2, "providers"},

@@ -39,6 +39,9 @@ type Options struct {
 	// Tree is the budget tree for owed and delivered GPU-hours; nil
 	// gives every account of the trace an equal share.
 	Tree *placement.Tree
+	// Progress, if set, is called after each event time with the number
+	// of jobs started so far and the number of jobs.
+	Progress func(started, total int)
 }
 
 // ScopeNone is Options.Within for no constraint at all.
@@ -146,7 +149,7 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	if o.BackfillDepth <= 0 {
 		o.BackfillDepth = 500
 	}
-	out, events, err := replay(s, jobs, shapes, pol, policy, o.BackfillDepth, o.FIFO)
+	out, events, err := replay(s, jobs, shapes, pol, policy, o.BackfillDepth, o.FIFO, o.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +159,7 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 // replay is the event loop: at each event time the finishes, then the
 // submits, then the first depth queued jobs in submit order, each
 // started if the policy finds it room (with fifo, until one is not).
-func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, depth int, fifo bool) ([]outcome, int, error) {
+func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, depth int, fifo bool, progress func(int, int)) ([]outcome, int, error) {
 	out := make([]outcome, len(jobs))
 	tr, _ := pol.(tracker)
 	h := &runHeap{}
@@ -237,6 +240,9 @@ func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, dept
 			heap.Push(h, running{end: t + j.Duration, job: ji, takes: takes, per: sh.per})
 		}
 		queue = kept
+		if progress != nil {
+			progress(next-len(queue), len(jobs))
+		}
 	}
 	events += h.Len() // the finishes still to come change nothing more
 	return out, events, nil

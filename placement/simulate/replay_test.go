@@ -173,3 +173,26 @@ func TestPoliciesOnBundledModels(t *testing.T) {
 		}
 	}
 }
+
+// TestProgress checks that Options.Progress sees the started count grow
+// to every job.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs, err := simulate.Synthetic(simulate.SyntheticOptions{Jobs: 300, Seed: 3, MaxGPUs: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, calls, backwards := 0, 0, false
+	_, err = simulate.Run(g, jobs, simulate.PolicyBestFit, simulate.Options{Progress: func(started, total int) {
+		calls++
+		backwards = backwards || started < last || total != len(jobs)
+		last = started
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || backwards || last != len(jobs) {
+		t.Errorf("progress: %d calls, last %d of %d, went back or had a wrong total: %v", calls, last, len(jobs), backwards)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/topology"
 )
 
 type generateOptions struct {
@@ -38,6 +40,7 @@ type generateOptions struct {
 
 func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 	o := &generateOptions{registry: env.Registry}
+	var progressOut func() io.Writer
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Discover the topology once and publish it through one engine",
@@ -72,7 +75,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g, err := p.Discover(cmd.Context(), req)
+			g, err := during(progressOut(), "discover with "+pref.Name, func() (*topology.Graph, error) { return p.Discover(cmd.Context(), req) })
 			if err != nil {
 				return fmt.Errorf("discover with %s: %w", pref.Name, err)
 			}
@@ -85,7 +88,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 						len(c.Uncovered), c.Reason, hostlist.Compress(c.Uncovered))
 				}
 			}
-			if err := e.Publish(cmd.Context(), g); err != nil {
+			if _, err := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, e.Publish(cmd.Context(), g) }); err != nil {
 				return fmt.Errorf("publish with %s: %w", eref.Name, err)
 			}
 			if o.failOnUncovered && len(uncovered) > 0 {
@@ -94,6 +97,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			return nil
 		},
 	}
+	progressOut = progressFlag(cmd, env)
 	f := cmd.Flags()
 	f.StringVar(&o.configPath, "config", "", "YAML file with provider and engine settings (the service's format)")
 	f.StringVar(&o.provider, "provider", "sim", "provider name (see `toposcope providers`)")

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -25,9 +27,10 @@ func newModelCmd(env *Env) *cobra.Command {
 
 func newModelGenerateCmd(env *Env) *cobra.Command {
 	var (
-		opts   sim.GenerateOptions
-		shape  string
-		output string
+		opts        sim.GenerateOptions
+		shape       string
+		output      string
+		progressOut func() io.Writer
 	)
 	cmd := &cobra.Command{
 		Use:   "generate",
@@ -37,7 +40,7 @@ func newModelGenerateCmd(env *Env) *cobra.Command {
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			opts.Shape = sim.Shape(shape)
-			data, err := sim.Generate(opts)
+			data, err := during(progressOut(), "generate "+strconv.Itoa(opts.Nodes)+" nodes", func() ([]byte, error) { return sim.Generate(opts) })
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
@@ -49,6 +52,7 @@ func newModelGenerateCmd(env *Env) *cobra.Command {
 			return err
 		},
 	}
+	progressOut = progressFlag(cmd, env)
 	f := cmd.Flags()
 	f.StringVar(&shape, "shape", "fat-tree", "fabric shape: fat-tree or nvl72")
 	f.IntVar(&opts.Nodes, "nodes", 0, "exact number of nodes (required)")

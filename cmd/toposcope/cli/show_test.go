@@ -111,3 +111,19 @@ func TestShowServer(t *testing.T) {
 		t.Errorf("a service path that is not one: exit %d, %q; want 1 naming the status", code, errb.String())
 	}
 }
+
+// TestProgressQuietWhenNotATerminal: long commands draw progress only on
+// a terminal; to a pipe or file they write what they always wrote.
+func TestProgressQuietWhenNotATerminal(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"simulate", "--jobs", "3000", "--policies", "bestfit"},
+		{"generate", "--model", "nvl72"},
+		{"model", "generate", "--nodes", "5000"},
+	} {
+		r := run(t, args...)
+		if r.code != 0 || strings.ContainsAny(r.stderr, "\r\x1b") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toposcope/toposcope/internal/atomicfile"
+	"github.com/toposcope/toposcope/internal/progress"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/simulate"
 	"github.com/toposcope/toposcope/providers"
@@ -23,6 +25,7 @@ type simulateOptions struct {
 	policies                                  []string
 	synth                                     simulate.SyntheticOptions
 	fifo, asJSON                              bool
+	progressOut                               func() io.Writer
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
@@ -40,6 +43,7 @@ GPU-hours per account. See docs/placement.md.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return runSimulate(env, o) },
 	}
+	o.progressOut = progressFlag(cmd, env)
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", "fat-tree-512", "bundled model name or model file")
 	f.StringVar(&o.trace, "trace", "", "CSV job trace (default: a synthetic trace from the flags below)")
@@ -94,7 +98,10 @@ func runSimulate(env *Env, o *simulateOptions) error {
 	var reports []*simulate.Report
 	for _, p := range o.policies {
 		start := time.Now()
+		line := progress.New(o.progressOut(), "simulate "+strings.TrimSpace(p), len(jobs), nil)
+		opts.Progress = func(started, _ int) { line.Set(started) }
 		r, err := simulate.Run(g, jobs, strings.TrimSpace(p), opts)
+		line.Finish()
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrUsage, err)
 		}
