@@ -61,7 +61,7 @@ func TestUnknownTotal(t *testing.T) {
 
 func TestQuiet(t *testing.T) {
 	t.Parallel()
-	var l *progress.Line = progress.New(nil, "x", 10, nil)
+	l := progress.New(nil, "x", 10, nil)
 	l.Set(5) // a nil line draws nothing and does not panic
 	l.Tick(time.Millisecond)
 	l.Finish()

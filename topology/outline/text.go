@@ -94,7 +94,7 @@ func (t *textTree) line(prefix string, sw *topology.Switch) {
 	if a.Switches > 0 {
 		fmt.Fprintf(t.w, " · %s below", count(a.Switches, "switch"))
 	}
-	t.w.WriteByte('\n')
+	_ = t.w.WriteByte('\n')
 }
 
 // nodes lists the nodes directly under a switch.

@@ -211,6 +211,7 @@ func printWhere(env *Env, cfg *config.File, addr net.Addr, loop *service.Loop, s
 	base := scheme + "://" + addr.String()
 	fmt.Fprintf(env.Stdout, "toposcope %s: listening on %s (provider %s; engines %v)\n", Version(), base, loop.ProviderName(), loop.EngineNames())
 	for _, l := range [][2]string{
+		{"web view", "/   (docs/web.md)"},
 		{"status", "/v1/status"},
 		{"graph", "/v1/graph   (Graphviz: /v1/graph?format=dot)"},
 		{"one node", "/v1/nodes/<name>"},

@@ -104,7 +104,7 @@ func TestWebView(t *testing.T) {
 	if !strings.Contains(cell.Value, "64 allocated") || !strings.Contains(cell.Value, "protected until") {
 		t.Errorf("heatmap cell of leaf0043 = %q; want the record's 64 allocated, protected GPUs", cell.Value)
 	}
-	screenshot(t, tctx, "overview.png")
+	screenshot(tctx, t, "overview.png")
 
 	do("search a node",
 		chromedp.SetValue(chromedp.CSS("#search"), "gpu054321"),
@@ -113,7 +113,7 @@ func TestWebView(t *testing.T) {
 	if path := text("#path"); path != "core › spine107 › leaf1698 › gpu054321" {
 		t.Errorf("path after search = %q", path)
 	}
-	screenshot(t, tctx, "search.png")
+	screenshot(tctx, t, "search.png")
 
 	do("rank a placement",
 		chromedp.Click(chromedp.CSS(`.tabs button[data-tab="place"]`)),
@@ -125,7 +125,7 @@ func TestWebView(t *testing.T) {
 	if cands := text("#placement"); !strings.Contains(cands, "#1 ") || !strings.Contains(cands, "team-a") {
 		t.Errorf("placement panel = %q", cands)
 	}
-	screenshot(t, tctx, "placement.png")
+	screenshot(tctx, t, "placement.png")
 
 	// A second discovery on a grown model: the diff view shows it.
 	genModel(t, model, 100032)
@@ -149,7 +149,7 @@ func TestWebView(t *testing.T) {
 			t.Errorf("diff view lacks %q: %q", want, summary)
 		}
 	}
-	screenshot(t, tctx, "diff.png")
+	screenshot(tctx, t, "diff.png")
 }
 
 // genModel writes a generated fat tree of n nodes to path.
@@ -176,7 +176,7 @@ func post(t *testing.T, url, body string, want int) {
 
 // screenshot writes the whole page as a PNG (quality 100 asks for PNG) to the test's artifact
 // directory.
-func screenshot(t *testing.T, ctx context.Context, name string) {
+func screenshot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -265,7 +265,7 @@ func TestWebViewTokenTLS(t *testing.T) {
 	if err != nil {
 		t.Errorf("reload: %v", err)
 	}
-	screenshot(t, tctx, "token-tls.png")
+	screenshot(tctx, t, "token-tls.png")
 }
 
 // selfSigned writes a certificate for 127.0.0.1 and its key.
