@@ -49,10 +49,14 @@ vet:
 lint:
 	$(GOLANGCI_LINT) run $(PKGS)
 
+ARTIFACTS ?= $(CURDIR)/.artifacts
+
 ## test: every test. With CI=true a skipped test fails the run (internal/testenv/testreport):
-## a test of a real component may skip on a laptop, never in CI.
+## a test of a real component may skip on a laptop, never in CI. Test artifacts (the web
+## view's screenshots) are kept under $(ARTIFACTS)/_artifacts.
 test:
-	set -o pipefail; $(GO) test -count=1 -timeout 30m -json $(PKGS) | \
+	rm -rf $(ARTIFACTS)/_artifacts; mkdir -p $(ARTIFACTS)
+	set -o pipefail; $(GO) test -count=1 -timeout 30m -json -artifacts -outputdir $(ARTIFACTS) $(PKGS) | \
 		$(GO) run ./internal/testenv/testreport $(if $(filter true,$(CI)),-fail-on-skip)
 
 ## bench: the scale benchmarks quoted in the docs.

@@ -31,8 +31,10 @@ import (
 // TestWebView opens the web view of a real `toposcope serve` on a
 // 100,000-node model in Debian's headless Chromium: the tree renders
 // aggregated, a search finds a node and shows its path (also from a
-// /?q= link), the heatmap shows a ledger record, and the diff view shows
-// what changed between two discoveries. Screenshots are written to the
+// /?q= link), the heatmap shows a ledger record, the placement panel
+// ranks candidates and outlines them in the tree, the diff view shows
+// what changed between two discoveries, and a shrink held back by the
+// guard shows with the request that accepts it. Screenshots are written to the
 // test's artifact directory (go test -artifacts keeps them).
 func TestWebView(t *testing.T) {
 	t.Parallel()
@@ -150,6 +152,20 @@ func TestWebView(t *testing.T) {
 		}
 	}
 	screenshot(tctx, t, "diff.png")
+
+	// A discovery that loses a fifth of the nodes is held back by the
+	// shrink guard: the page says so, with the request that accepts it.
+	genModel(t, model, 80000)
+	post(t, base+"/v1/discover", "{}", http.StatusAccepted)
+	waitRuns(t, base, 3, &serveOut)
+	do("see the pending shrink", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#pending")))
+	if banner := text("#pending"); !strings.Contains(banner, "Snapshot 3 is held back") || !strings.Contains(banner, "POST /v1/snapshots/3/accept") {
+		t.Errorf("pending banner = %q", banner)
+	}
+	if totals := text("#totals"); !strings.Contains(totals, "100,032 nodes") {
+		t.Errorf("while the shrink waits the page must show the current topology: %q", totals)
+	}
 }
 
 // genModel writes a generated fat tree of n nodes to path.
