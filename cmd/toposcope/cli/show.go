@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -125,13 +124,9 @@ func (o *showOptions) graph(cmd *cobra.Command, env *Env, root *rootOptions) (*t
 // than 200 is an error naming the status and the service's error message,
 // never the token.
 func fetchGraph(ctx context.Context, base, tokenFile string) (*topology.Graph, error) {
-	token := ""
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --token-file: %w", ErrUsage, err)
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := readToken(tokenFile)
+	if err != nil {
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/graph", nil)
 	if err != nil {

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -82,24 +79,10 @@ func TestShow(t *testing.T) {
 // as drawn from the service's model directly.
 func TestShowServer(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var serveOut proctest.Output
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		cli.Main(ctx, []string{"serve", "--listen", addr, "--store", filepath.Join(t.TempDir(), "s.db"), "--interval", "1h", "--allow-root"},
-			cli.Env{Stdout: &serveOut, Stderr: &serveOut})
-	}()
-	defer func() { cancel(); wg.Wait() }()
+	addr := freeAddr(t)
+	serveOut := serveInProcess(t, "serve", "--listen", addr, "--store", filepath.Join(t.TempDir(), "s.db"), "--interval", "1h", "--allow-root")
 	base := "http://" + addr
-	waitRuns(t, base, 1, &serveOut)
+	waitRuns(t, base, 1, serveOut)
 	remote := run(t, "show", "--server", base, "--nodes-list")
 	local := run(t, "show", "--nodes-list")
 	if remote.code != 0 || local.code != 0 || remote.stdout != local.stdout || !strings.Contains(remote.stdout, "gpu001") {

@@ -32,18 +32,14 @@ func newTriggerCmd(env *Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			token := ""
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return fmt.Errorf("%w: --token-file: %w", ErrUsage, err)
-				}
-				token = strings.TrimSpace(string(b))
+			token, err := readToken(tokenFile)
+			if err != nil {
+				return err
 			}
 			if err := postDiscover(ctx, strings.TrimRight(url, "/"), token); err != nil {
 				return err
 			}
-			_, err := fmt.Fprintln(env.Stdout, "toposcope: discovery queued")
+			_, err = fmt.Fprintln(env.Stdout, "toposcope: discovery queued")
 			return err
 		},
 	}
@@ -52,6 +48,19 @@ func newTriggerCmd(env *Env) *cobra.Command {
 	f.StringVar(&tokenFile, "token-file", "", "file holding a write token (when the service has tokens)")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "give up after this long")
 	return cmd
+}
+
+// readToken reads the bearer token in path (--token-file); "" for no
+// path. The error names the flag, never the file's content.
+func readToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: --token-file: %w", ErrUsage, err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // postDiscover sends POST /v1/discover; any answer but 202 is an error

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,24 +19,10 @@ import (
 // records a run started by the API; a service that refuses is exit 1.
 func TestTrigger(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var serveOut proctest.Output
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		cli.Main(ctx, []string{"serve", "--listen", addr, "--store", filepath.Join(t.TempDir(), "s.db"), "--interval", "1h", "--allow-root"},
-			cli.Env{Stdout: &serveOut, Stderr: &serveOut})
-	}()
-	defer func() { cancel(); wg.Wait() }()
+	addr := freeAddr(t)
+	serveOut := serveInProcess(t, "serve", "--listen", addr, "--store", filepath.Join(t.TempDir(), "s.db"), "--interval", "1h", "--allow-root")
 	base := "http://" + addr
-	waitRuns(t, base, 1, &serveOut) // the startup discovery
+	waitRuns(t, base, 1, serveOut) // the startup discovery
 
 	var out, errb bytes.Buffer
 	if code := cli.Main(context.Background(), []string{"trigger", "--url", base, "gpu001", "gpu002"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 0 {
@@ -46,7 +31,7 @@ func TestTrigger(t *testing.T) {
 	if !strings.Contains(out.String(), "discovery queued") {
 		t.Errorf("trigger printed %q", out.String())
 	}
-	body := waitRuns(t, base, 2, &serveOut)
+	body := waitRuns(t, base, 2, serveOut)
 	if !strings.Contains(body, `"trigger":"api"`) {
 		t.Errorf("no run started by the API in %s", body)
 	}
@@ -77,4 +62,31 @@ func waitRuns(t *testing.T, base string, n int, log *proctest.Output) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+// serveInProcess runs the CLI with args (a serve command) in a goroutine
+// until the end of the test, and returns what it prints.
+func serveInProcess(t *testing.T, args ...string) *proctest.Output {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &proctest.Output{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cli.Main(ctx, args, cli.Env{Stdout: out, Stderr: out})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return out
 }

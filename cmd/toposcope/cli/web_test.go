@@ -17,15 +17,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toposcope/toposcope/cmd/toposcope/cli"
 	"github.com/toposcope/toposcope/internal/testenv/browser"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
 )
 
 // TestWebView opens the web view of a real `toposcope serve` on a
@@ -43,24 +40,10 @@ func TestWebView(t *testing.T) {
 	model := filepath.Join(dir, "fat-100k.yaml")
 	genModel(t, model, 100000)
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	sctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var serveOut proctest.Output
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		cli.Main(sctx, []string{"serve", "--listen", addr, "--model", model, "--store", filepath.Join(dir, "s.db"), "--interval", "1h", "--allow-root"},
-			cli.Env{Stdout: &serveOut, Stderr: &serveOut})
-	}()
-	defer func() { cancel(); wg.Wait() }()
+	addr := freeAddr(t)
+	serveOut := serveInProcess(t, "serve", "--listen", addr, "--model", model, "--store", filepath.Join(dir, "s.db"), "--interval", "1h", "--allow-root")
 	base := "http://" + addr
-	waitRuns(t, base, 1, &serveOut)
+	waitRuns(t, base, 1, serveOut)
 
 	// One allocated, protected record on the eight nodes of one leaf's
 	// first quarter (leaf0043 holds gpu001345-gpu001376).
@@ -132,7 +115,7 @@ func TestWebView(t *testing.T) {
 	// A second discovery on a grown model: the diff view shows it.
 	genModel(t, model, 100032)
 	post(t, base+"/v1/discover", "{}", http.StatusAccepted)
-	waitRuns(t, base, 2, &serveOut)
+	waitRuns(t, base, 2, serveOut)
 	do("open a link to a node",
 		chromedp.Navigate(base+"/?q=gpu100032"),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
@@ -157,7 +140,7 @@ func TestWebView(t *testing.T) {
 	// shrink guard: the page says so, with the request that accepts it.
 	genModel(t, model, 80000)
 	post(t, base+"/v1/discover", "{}", http.StatusAccepted)
-	waitRuns(t, base, 3, &serveOut)
+	waitRuns(t, base, 3, serveOut)
 	do("see the pending shrink", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#pending")))
 	if banner := text("#pending"); !strings.Contains(banner, "Snapshot 3 is held back") || !strings.Contains(banner, "POST /v1/snapshots/3/accept") {
@@ -220,27 +203,13 @@ func TestWebViewTokenTLS(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("read:"+token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := freeAddr(t)
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, "provider:\n  name: sim\n  params:\n    model: small-tree\nserver:\n  listen: %s\n"+
 		"  tls:\n    cert: %s\n    key: %s\n  auth:\n    tokensFile: %s\ndiscovery:\n  interval: 1h\n", addr, certFile, keyFile, tokens), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var serveOut proctest.Output
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		cli.Main(sctx, []string{"serve", "--config", cfg, "--store", filepath.Join(dir, "s.db"), "--allow-root"},
-			cli.Env{Stdout: &serveOut, Stderr: &serveOut})
-	}()
-	defer func() { cancel(); wg.Wait() }()
+	serveOut := serveInProcess(t, "serve", "--config", cfg, "--store", filepath.Join(dir, "s.db"), "--allow-root")
 	base := "https://" + addr
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the test's own certificate
 	deadline := time.Now().Add(30 * time.Second)
@@ -263,7 +232,7 @@ func TestWebViewTokenTLS(t *testing.T) {
 
 	tctx, tcancel := context.WithTimeout(ctx, time.Minute)
 	defer tcancel()
-	err = chromedp.Do(tctx,
+	err := chromedp.Do(tctx,
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(chromedp.CSS("#token-dialog[open]")),
 		chromedp.SetValue(chromedp.CSS("#token-input"), token),
