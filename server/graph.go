@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,20 +11,19 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/topology"
-	"github.com/toposcope/toposcope/topology/outline"
 )
 
-// streamChunk is how many items are written between write-deadline
-// extensions of a streamed response.
+// streamChunk is how many items are encoded between write-deadline
+// extensions when a document is written straight to a client.
 const streamChunk = 2048
 
 // graph answers GET /v1/graph: the current (or ?snapshot=ID) graph as
 // JSON, in topology's wire form so that it decodes into a
 // topology.Graph (indented with ?pretty=1), or as Graphviz DOT with
 // ?format=dot: one box per switch, nodes counted per leaf and per
-// accelerator domain, or every node with ?detail=nodes. The response is
-// streamed item by item: no copy of the whole document is built, except
-// for ?pretty=1.
+// accelerator domain, or every node with ?detail=nodes. Each document of
+// the current graph is encoded once and kept until the graph changes;
+// it is sent in pieces, the write deadline extended after each.
 func (h *handlers) graph(c *gin.Context) {
 	format := c.DefaultQuery("format", "json")
 	if format != "json" && format != "dot" {
@@ -46,8 +44,9 @@ func (h *handlers) graph(c *gin.Context) {
 		}
 	}
 	var (
-		g    *topology.Graph
-		snap uint64
+		g       *topology.Graph
+		snap    uint64
+		current bool
 	)
 	if raw := c.Query("snapshot"); raw != "" {
 		id, err := strconv.ParseUint(raw, 10, 64)
@@ -65,14 +64,16 @@ func (h *handlers) graph(c *gin.Context) {
 		if !ok {
 			return
 		}
-		g, snap = st.Graph, st.Snapshot.ID
+		g, snap, current = st.Graph, st.Snapshot.ID, true
 	}
-	variant := format
+	variant := variantJSON
 	switch {
+	case format == "dot" && detail == "nodes":
+		variant = variantDOTNodes
 	case format == "dot":
-		variant += "-" + detail
+		variant = variantDOT
 	case pretty:
-		variant += "-pretty"
+		variant = variantJSONPretty
 	}
 	etag := fmt.Sprintf(`"s%d-%s"`, snap, variant)
 	c.Header("ETag", etag)
@@ -81,34 +82,36 @@ func (h *handlers) graph(c *gin.Context) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	if format == "json" && pretty {
-		var compact, out bytes.Buffer
-		s := &streamer{w: bufio.NewWriter(&compact)}
-		s.json(g)
-		_ = s.w.Flush()
-		if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
-			h.fail(c, err)
-			return
-		}
-		c.Data(http.StatusOK, "application/json", out.Bytes())
+	doc, err := h.encoded(g, current, variant)
+	if err != nil {
+		h.fail(c, err)
 		return
 	}
-	s := newStreamer(c, h.Config.WriteTimeout)
-	switch {
-	case format == "dot" && detail == "nodes":
-		c.Header("Content-Type", "text/vnd.graphviz; charset=utf-8")
-		c.Status(http.StatusOK)
-		s.dot(g)
-	case format == "dot":
-		c.Header("Content-Type", "text/vnd.graphviz; charset=utf-8")
-		c.Status(http.StatusOK)
-		_, s.err = s.w.Write(outline.AppendDOT(nil, h.summary(g)))
-	default:
-		c.Header("Content-Type", "application/json")
-		c.Status(http.StatusOK)
-		s.json(g)
+	ctype := "application/json"
+	if format == "dot" {
+		ctype = "text/vnd.graphviz; charset=utf-8"
 	}
-	_ = s.w.Flush()
+	c.Header("Content-Type", ctype)
+	c.Header("Content-Length", strconv.Itoa(len(doc)))
+	c.Status(http.StatusOK)
+	newStreamer(c, h.Config.WriteTimeout).write(doc)
+}
+
+// write sends doc in pieces, extending the write deadline after each, so
+// that a slow but live client gets the whole document.
+func (s *streamer) write(doc []byte) {
+	const piece = 256 << 10
+	for len(doc) > 0 && s.err == nil {
+		n := min(piece, len(doc))
+		_, s.err = s.w.Write(doc[:n])
+		doc = doc[n:]
+		if s.err == nil {
+			s.err = s.w.Flush()
+		}
+		if s.timeout > 0 {
+			_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+		}
+	}
 }
 
 // streamer writes a document in pieces, extending the connection's write

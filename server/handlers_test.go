@@ -144,6 +144,10 @@ func TestShrinkGuardAndAccept(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, stackOpts{})
 	s.discover()
+	before := map[string]string{}
+	for _, v := range []string{"/v1/graph", "/v1/graph?pretty=1", "/v1/graph?format=dot", "/v1/graph?format=dot&detail=nodes"} {
+		before[v] = s.do(http.MethodGet, v, "").Body.String() // encoded and kept for snapshot 1
+	}
 	writeModel(t, s.modelPath, 80) // 20% fewer nodes than the accepted 100
 	run := s.discover()
 	if run.Outcome != "refused" || !strings.Contains(run.Error, "nodes fell from 100 to 80") {
@@ -171,6 +175,23 @@ func TestShrinkGuardAndAccept(t *testing.T) {
 	}
 	if w := s.do(http.MethodGet, "/v1/nodes/gpu100", ""); w.Code != http.StatusNotFound {
 		t.Errorf("after accept gpu100 must be gone: %d", w.Code)
+	}
+	for v, was := range before {
+		now := s.do(http.MethodGet, v, "").Body.String()
+		if now == was {
+			t.Errorf("%s after the accept still serves the old graph's document", v)
+		}
+		if lists := !strings.Contains(v, "format=dot") || strings.Contains(v, "detail=nodes"); lists &&
+			(!strings.Contains(was, "gpu100") || strings.Contains(now, "gpu100")) {
+			t.Errorf("%s: gpu100 must be listed before the accept and gone after", v)
+		}
+		sep := "?"
+		if strings.Contains(v, "?") {
+			sep = "&"
+		}
+		if old := s.do(http.MethodGet, v+sep+"snapshot=1", "").Body.String(); old != was {
+			t.Errorf("%s of snapshot 1 differs from what was served while it was current", v)
+		}
 	}
 	w = s.do(http.MethodGet, "/v1/diff?from=1&to=2", "")
 	var d struct {

@@ -71,6 +71,8 @@ type handlers struct {
 	// clusterCache is the unoccupied placement cluster of the newest
 	// graph a placement or view request asked for.
 	clusterCache atomic.Pointer[clusterEntry]
+	// encCache holds the encoded documents of the current graph.
+	encCache atomic.Pointer[encodings]
 	// summaryCache is the Summary of the newest graph a view asked for.
 	summaryCache atomic.Pointer[topology.Summary]
 }
