@@ -9,7 +9,7 @@ PKGS ?= ./...
 all: build
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
-LDFLAGS := -s -w -X github.com/toposcope/toposcope/cmd/toposcope/cli.version=$(VERSION)
+LDFLAGS := -s -w -X github.com/toposcope/toposcope/cmd/toposcope/buildinfo.version=$(VERSION)
 # grpcnotrace drops grpc's golang.org/x/net/trace, whose html/template would
 # keep every exported method of every cloud SDK client in the binary (the
 # linker cannot remove methods once reflect.Value.MethodByName is reachable):
@@ -17,9 +17,11 @@ LDFLAGS := -s -w -X github.com/toposcope/toposcope/cmd/toposcope/cli.version=$(V
 # keeps it that way.
 TAGS := grpcnotrace
 
-## build: the release binary: static (no cgo), trimmed paths, no symbol tables, the version set.
+## build: the release binaries: static (no cgo), trimmed paths, no symbol tables, the version set:
+## bin/toposcope, and bin/toposcope-agent (the node agent alone, no cloud SDK) for the DaemonSet.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope ./cmd/toposcope
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope-agent ./cmd/toposcope-agent
 
 ## image: the container image (Containerfile) as an OCI archive, bin/toposcope-image.tar, built with buildah.
 image:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,5 +138,32 @@ func TestRules(t *testing.T) {
 		if got := allowed(fl, tl); got != tt.ok {
 			t.Errorf("%s -> %s allowed = %v, want %v", tt.from, tt.to, got, tt.ok)
 		}
+	}
+}
+
+// TestAgentLinksNoCloudSDK: the node agent's own binary, which every node
+// of a cluster runs, links no cloud SDK and no provider or engine; it
+// reads the metadata services with its own small client.
+func TestAgentLinksNoCloudSDK(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("go", "list", "-deps", module+"/cmd/toposcope-agent")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	banned := []string{"github.com/aws/", "cloud.google.com/", "google.golang.org/api/", "github.com/oracle/",
+		module + "/internal/registry", module + "/engines/", module + "/plugins", module + "/service"}
+	deps := strings.Fields(string(out))
+	for _, d := range deps {
+		for _, b := range banned {
+			if strings.HasPrefix(d, b) {
+				t.Errorf("cmd/toposcope-agent links %s", d)
+			}
+		}
+	}
+	if !slices.Contains(deps, module+"/agent") {
+		t.Fatalf("cmd/toposcope-agent does not link the agent package; is go list's output what this test expects? %d deps", len(deps))
 	}
 }

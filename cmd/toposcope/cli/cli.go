@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/toposcope/toposcope/cmd/toposcope/agentcmd"
+	"github.com/toposcope/toposcope/cmd/toposcope/buildinfo"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/registry"
@@ -77,7 +79,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, engines.ErrInexpressible):
 		return ExitInexpressible // even when a setting says so: the target cannot hold it
-	case errors.Is(err, ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin),
+	case errors.Is(err, ErrUsage), errors.Is(err, agentcmd.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin),
 		errors.Is(err, config.ErrNoFile), strings.HasPrefix(err.Error(), "unknown command "),
 		strings.HasPrefix(err.Error(), "required flag"):
 		return ExitUsage
@@ -132,7 +134,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newModelsCmd(env),
 		newPlaceCmd(env),
 		newSimulateCmd(env),
-		newAgentCmd(env),
+		agentcmd.New("agent", env.Stdout),
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),
@@ -175,3 +177,6 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	}
 	return nil
 }
+
+// Version returns the toposcope version (see package buildinfo).
+func Version() string { return buildinfo.Version() }

@@ -1,9 +1,15 @@
-package cli
+// Package agentcmd is the command line of the node agent: `toposcope
+// agent` in the full binary, and the whole of the small toposcope-agent
+// binary that the DaemonSet runs. It links no cloud SDK: the agent needs
+// the metadata services, the node's own files and one Kubernetes client.
+package agentcmd
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -30,18 +36,27 @@ type agentOptions struct {
 	interval   time.Duration
 }
 
-// newAgentCmd returns `toposcope agent`: gather the node's facts and
-// annotate its own Node (--annotate) or report them to the server
-// (--server); with neither, print them as JSON. With --interval it
-// repeats until the context ends.
-func newAgentCmd(env *Env) *cobra.Command {
+// ErrUsage is wrapped by command-line errors.
+var ErrUsage = errors.New("usage")
+
+// New returns the agent command: gather the node's facts and annotate
+// its own Node (--annotate) or report them to the server (--server);
+// with neither, print them as JSON to stdout. With --interval it repeats
+// until the context ends. use is the command's name ("agent" under
+// toposcope, the binary's name on its own).
+func New(use string, stdout io.Writer) *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
-		Use:   "agent",
+		Use:   use,
 		Short: "Gather this node's facts (instance identity, NVLink clique, HCAs) and publish them",
-		Args:  cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w: %s takes no arguments, got %q", ErrUsage, cmd.CommandPath(), args)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), env)
+			return o.run(cmd.Context(), stdout)
 		},
 	}
 	f := cmd.Flags()
@@ -83,7 +98,7 @@ func (o *agentOptions) gatherer() (*agent.Gatherer, error) {
 	return g, nil
 }
 
-func (o *agentOptions) run(ctx context.Context, env *Env) error {
+func (o *agentOptions) run(ctx context.Context, stdout io.Writer) error {
 	g, err := o.gatherer()
 	if err != nil {
 		return err
@@ -97,7 +112,7 @@ func (o *agentOptions) run(ctx context.Context, env *Env) error {
 			return fmt.Errorf("agent: node name: %w", err)
 		}
 	}
-	publish, err := o.publisher(env)
+	publish, err := o.publisher(stdout)
 	if err != nil {
 		return err
 	}
@@ -118,7 +133,7 @@ func (o *agentOptions) run(ctx context.Context, env *Env) error {
 }
 
 // publisher returns what to do with the facts.
-func (o *agentOptions) publisher(env *Env) (func(context.Context, agent.Facts) error, error) {
+func (o *agentOptions) publisher(stdout io.Writer) (func(context.Context, agent.Facts) error, error) {
 	var steps []func(context.Context, agent.Facts) error
 	if o.annotate {
 		cc := kubeclient.DefaultClientConfig()
@@ -145,7 +160,7 @@ func (o *agentOptions) publisher(env *Env) (func(context.Context, agent.Facts) e
 	}
 	if len(steps) == 0 {
 		steps = append(steps, func(_ context.Context, f agent.Facts) error {
-			enc := json.NewEncoder(env.Stdout)
+			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(f)
 		})

@@ -1,4 +1,6 @@
-package cli
+// Package buildinfo says which toposcope release a binary is: both
+// binaries (toposcope and toposcope-agent) print it.
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -10,7 +12,7 @@ const baseVersion = "0.1.0"
 
 // version is set at link time by release builds (make build, make
 // image, make package): -ldflags "-X
-// github.com/toposcope/toposcope/cmd/toposcope/cli.version=1.2.3". It is
+// github.com/toposcope/toposcope/cmd/toposcope/buildinfo.version=1.2.3". It is
 // never written at run time.
 var version string
 

@@ -1,0 +1,32 @@
+// Command toposcope-agent is the node agent alone, for the DaemonSet
+// image: the same command as `toposcope agent`, in a binary that links
+// no cloud SDK and no provider or engine. See `toposcope-agent --help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/toposcope/toposcope/cmd/toposcope/agentcmd"
+	"github.com/toposcope/toposcope/cmd/toposcope/buildinfo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cmd := agentcmd.New("toposcope-agent", os.Stdout)
+	cmd.Version = buildinfo.Version()
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "toposcope-agent: %v\n", err)
+		if errors.Is(err, agentcmd.ErrUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
