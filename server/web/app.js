@@ -17,6 +17,7 @@ function el(tag, attrs, ...kids) {
 }
 
 const fmt = (n) => Number(n).toLocaleString("en-US");
+const when = (t) => new Date(t).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
 
 // api fetches a path of the API; on 401 it asks for a token once and
 // retries.
@@ -67,7 +68,7 @@ function bar(o) {
 }
 
 function protText(o) {
-  return o.protectedUntil ? " · protected until " + new Date(o.protectedUntil).toLocaleString() : "";
+  return o.protectedUntil ? " · protected until " + when(o.protectedUntil) : "";
 }
 
 // switchItem renders one switch of the tree, collapsed.
@@ -168,7 +169,7 @@ async function search(q) {
 async function loadStatus() {
   const s = await api("/v1/status");
   document.getElementById("status").textContent =
-    `provider ${s.provider} · engines ${s.engines.join(", ") || "none"} · ` + (s.current ? `snapshot ${s.current.id} at ${new Date(s.current.createdAt).toLocaleString()}` : "no topology yet");
+    `provider ${s.provider} · engines ${s.engines.join(", ") || "none"} · ` + (s.current ? `snapshot ${s.current.id} at ${when(s.current.createdAt)}` : "no topology yet");
   const p = document.getElementById("pending");
   p.hidden = !s.pending;
   if (s.pending) {
@@ -203,7 +204,7 @@ async function loadSnapshots() {
   const from = document.getElementById("diff-from"), to = document.getElementById("diff-to");
   from.replaceChildren(); to.replaceChildren();
   for (const s of r.snapshots) {
-    body.append(el("tr", { "data-id": s.id }, el("td", {}, String(s.id)), el("td", {}, new Date(s.createdAt).toLocaleString()),
+    body.append(el("tr", { "data-id": s.id }, el("td", {}, String(s.id)), el("td", {}, when(s.createdAt)),
       el("td", {}, s.trigger), el("td", {}, s.status + (s.reason ? ": " + s.reason : "")), el("td", {}, fmt(s.counts.nodes))));
     from.append(el("option", { value: s.id }, String(s.id)));
     to.append(el("option", { value: s.id }, String(s.id)));
