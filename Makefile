@@ -23,7 +23,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope ./cmd/toposcope
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope-agent ./cmd/toposcope-agent
 
-## image: the container image (Containerfile) as an OCI archive, bin/toposcope-image.tar, built with buildah.
+## image: the container images (Containerfile) as OCI archives, bin/toposcope-image.tar and bin/toposcope-agent-image.tar (the node agent), built with buildah.
 image:
 	VERSION=$(VERSION) bash hack/image.sh
 

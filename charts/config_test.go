@@ -3,6 +3,7 @@ package charts_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/toposcope/toposcope/cmd/toposcope/agentcmd"
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
+	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
 	"github.com/toposcope/toposcope/internal/testenv/helmtest"
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 )
@@ -83,5 +86,54 @@ current-context: c
 	if code := cli.Main(context.Background(), []string{"check", "--config", path}, cli.Env{Stdout: &stdout, Stderr: &stderr}); code != cli.ExitUsage ||
 		!strings.Contains(stderr.String(), "engines[0].params.colour") {
 		t.Fatalf("check of an unknown key: exit %d, stderr %s", code, stderr.String())
+	}
+}
+
+// TestRenderedAgentArgs parses the agent DaemonSet's rendered arguments
+// with the agent binary's own command: every flag the chart passes is one
+// that toposcope-agent takes, with a value it accepts.
+func TestRenderedAgentArgs(t *testing.T) {
+	t.Parallel()
+	h := helmtest.Require(t)
+	out, err := render(t, h, "--set", "agent.enabled=true", "--set", "agent.metadata=aws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := kubetest.DecodeYAML([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, o := range objs {
+		if o.GetKind() != "DaemonSet" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			if m, _ := c.(map[string]any); m["name"] == "agent" {
+				a, _, _ := unstructured.NestedStringSlice(m, "args")
+				args = a
+			}
+		}
+	}
+	if len(args) == 0 {
+		t.Fatal("no agent container with arguments in the rendering")
+	}
+	cmd := agentcmd.New("toposcope-agent", io.Discard, nil)
+	var logs logflags.Flags
+	logs.Register(cmd.Flags())
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("toposcope-agent refuses the chart's arguments %q: %v", args, err)
+	}
+	if rest := cmd.Flags().Args(); len(rest) > 0 {
+		t.Errorf("the chart passes positional arguments %q, which toposcope-agent refuses", rest)
+	}
+	if _, err := logs.Logger(io.Discard); err != nil {
+		t.Error(err)
+	}
+	for flag, want := range map[string]string{"annotate": "true", "metadata": "aws", "interval": "10m0s"} {
+		if got := cmd.Flags().Lookup(flag).Value.String(); got != want {
+			t.Errorf("--%s = %q, want %q", flag, got, want)
+		}
 	}
 }

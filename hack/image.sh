@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# image.sh — build the toposcope container image on this machine, with no
+# image.sh — build the toposcope container images on this machine, with no
 # registry and no daemon: Debian's buildah (vfs storage, chroot isolation)
-# builds Containerfile with BINARY=prebuilt from the binary `make build`
-# made, and saves the image as an OCI archive.
+# builds Containerfile with BINARY=prebuilt from the binaries `make build`
+# made, and saves the images as OCI archives: the service's image and the
+# node agent's (the Containerfile's stage "agent").
 #
-#   bash hack/image.sh [OUTPUT]     (default bin/toposcope-image.tar; `make image`)
+#   bash hack/image.sh [OUTPUT [AGENT_OUTPUT]]
+#                                   (default bin/toposcope-image.tar and
+#                                   bin/toposcope-agent-image.tar; `make image`)
 #   bash hack/image.sh --tools      only install the tools (hack/setup.sh)
 #
 # Installs buildah, skopeo and umoci when they are missing (apt-get update
@@ -19,9 +22,11 @@ cd "$(dirname "$0")/.."
 
 readonly PKGS=(buildah skopeo umoci)
 OUT="${1:-bin/toposcope-image.tar}"
+AGENT_OUT="${2:-bin/toposcope-agent-image.tar}"
 CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
 VERSION="${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)}"
 TAG="localhost/toposcope:${VERSION//[^A-Za-z0-9_.-]/-}"
+AGENT_TAG="localhost/toposcope-agent:${VERSION//[^A-Za-z0-9_.-]/-}"
 
 log() { printf '[image] %s\n' "$*"; }
 die() { printf '[image] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -36,24 +41,35 @@ fi
 # The same tree the compile stage makes.
 make --no-print-directory build VERSION="$VERSION"
 rm -rf bin/image
-mkdir -p bin/image/root/usr/bin bin/image/root/etc/ssl/certs bin/image/home/nonroot
-cp bin/toposcope bin/image/root/usr/bin/toposcope
-cp /etc/ssl/certs/ca-certificates.crt bin/image/root/etc/ssl/certs/
-cp hack/image/passwd hack/image/group bin/image/root/etc/
-chmod 0755 bin/image/root/usr/bin/toposcope
-chmod 0644 bin/image/root/etc/passwd bin/image/root/etc/group bin/image/root/etc/ssl/certs/ca-certificates.crt
+mkdir -p bin/image/home/nonroot
+for p in toposcope toposcope-agent; do
+	mkdir -p "bin/image/$p/usr/bin" "bin/image/$p/etc/ssl/certs"
+	cp "bin/$p" "bin/image/$p/usr/bin/$p"
+	cp /etc/ssl/certs/ca-certificates.crt "bin/image/$p/etc/ssl/certs/"
+	cp hack/image/passwd hack/image/group "bin/image/$p/etc/"
+	chmod 0755 "bin/image/$p/usr/bin/$p"
+	chmod 0644 "bin/image/$p/etc/passwd" "bin/image/$p/etc/group" "bin/image/$p/etc/ssl/certs/ca-certificates.crt"
+done
 
-# buildah keeps its layers in the cache, apart from any system storage.
 export STORAGE_DRIVER=vfs BUILDAH_ISOLATION=chroot
 STORE=(--root "$CACHE/containers/storage" --runroot "$CACHE/containers/run" --storage-driver vfs)
 mkdir -p "$CACHE/containers"
-log "buildah build $TAG"
-buildah "${STORE[@]}" build --isolation chroot --layers=false --quiet \
-	--build-arg BINARY=prebuilt --build-arg VERSION="$VERSION" \
-	-f Containerfile -t "$TAG" . >/dev/null
-mkdir -p "$(dirname "$OUT")"
-rm -f "$OUT.tmp"
-buildah "${STORE[@]}" push --quiet "$TAG" "oci-archive:$OUT.tmp:$TAG"
-mv -f "$OUT.tmp" "$OUT"
-buildah "${STORE[@]}" rmi --force "$TAG" >/dev/null 2>&1 || true
+# image TARGET TAG OUT builds one stage of the Containerfile ("" for the
+# last) and writes it as an OCI archive.
+image() {
+	local target=() tag="$2" out="$3"
+	[[ -n "$1" ]] && target=(--target "$1")
+	log "buildah build $tag"
+	buildah "${STORE[@]}" build --isolation chroot --layers=false --quiet "${target[@]}" \
+		--build-arg BINARY=prebuilt --build-arg VERSION="$VERSION" \
+		-f Containerfile -t "$tag" . >/dev/null
+	mkdir -p "$(dirname "$out")"
+	rm -f "$out.tmp"
+	buildah "${STORE[@]}" push --quiet "$tag" "oci-archive:$out.tmp:$tag"
+	mv -f "$out.tmp" "$out"
+	buildah "${STORE[@]}" rmi --force "$tag" >/dev/null 2>&1 || true
+}
+image "" "$TAG" "$OUT"
+image agent "$AGENT_TAG" "$AGENT_OUT"
 log "binary bin/toposcope: $(stat -c %s bin/toposcope) bytes; image $OUT: $(stat -c %s "$OUT") bytes ($TAG)"
+log "binary bin/toposcope-agent: $(stat -c %s bin/toposcope-agent) bytes; image $AGENT_OUT: $(stat -c %s "$AGENT_OUT") bytes ($AGENT_TAG)"

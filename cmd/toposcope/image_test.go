@@ -43,8 +43,9 @@ func TestImage(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	archive := filepath.Join(dir, "toposcope.tar")
+	agentArchive := filepath.Join(dir, "toposcope-agent.tar")
 	storage := filepath.Join(dir, "storage")
-	build := exec.CommandContext(ctx, "bash", "hack/image.sh", archive)
+	build := exec.CommandContext(ctx, "bash", "hack/image.sh", archive, agentArchive)
 	build.Dir = filepath.Join("..", "..")
 	build.Env = append(os.Environ(), "VERSION="+imageVersion)
 	out, err := build.CombinedOutput()
@@ -94,6 +95,49 @@ func TestImage(t *testing.T) {
 	}
 
 	checkRuns(ctx, t, archive, storage)
+	checkAgent(ctx, t, agentArchive, storage)
+}
+
+// checkAgent checks the node agent's image: its own small binary as the
+// entrypoint, non-root, no shell and not the service's binary, and that
+// it gathers a node's facts when run.
+func checkAgent(ctx context.Context, t *testing.T, archive, storage string) {
+	t.Helper()
+	inspected := run(ctx, t, "skopeo", "inspect", "--config", "oci-archive:"+archive)
+	var cfg struct {
+		Config struct {
+			User       string
+			Entrypoint []string
+			Labels     map[string]string
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(inspected, &cfg); err != nil {
+		t.Fatalf("skopeo inspect --config: %v", err)
+	}
+	if c := cfg.Config; c.User != "65532:65532" || !slices.Equal(c.Entrypoint, []string{"/usr/bin/toposcope-agent"}) ||
+		c.Labels["org.opencontainers.image.version"] != imageVersion {
+		t.Errorf("agent image config = %+v", c)
+	}
+	files := imageFiles(t, archive)
+	if got := files["usr/bin/toposcope-agent"]; got != "0:0 755" {
+		t.Errorf("usr/bin/toposcope-agent in the agent image: %q", got)
+	}
+	for path := range files {
+		if path == "usr/bin/toposcope" || strings.HasPrefix(path, "bin/") || path == "usr/bin/sh" {
+			t.Errorf("the agent image holds %s", path)
+		}
+	}
+	store := []string{"--root", storage, "--runroot", storage + "-run", "--storage-driver", "vfs"}
+	ctr := strings.TrimSpace(string(run(ctx, t, "buildah", append(store, "from", "--quiet", "oci-archive:"+archive)...)))
+	t.Cleanup(func() { _ = exec.Command("buildah", append(store, "rm", ctr)...).Run() })
+	out := run(ctx, t, "buildah", append(store, "run", "--isolation", "chroot", ctr, "--",
+		"/usr/bin/toposcope-agent", "--node", "gpu001", "--metadata", "none", "--nvidia-smi", "", "--sysfs", "", "--log-level", "info")...)
+	var facts struct {
+		Node string `json:"node"`
+	}
+	if err := json.Unmarshal(out, &facts); err != nil || facts.Node != "gpu001" {
+		t.Errorf("toposcope-agent in its image printed %q (%v); want the facts of gpu001", out, err)
+	}
 }
 
 // checkRuns runs the image's entrypoint in a buildah container (chroot

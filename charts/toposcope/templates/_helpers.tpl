@@ -59,6 +59,11 @@ app.kubernetes.io/component: agent
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
+{{/* The node agent's image reference. */}}
+{{- define "toposcope.agentImage" -}}
+{{- printf "%s:%s" .Values.agent.image.repository (default .Chart.AppVersion .Values.agent.image.tag) -}}
+{{- end -}}
+
 {{/* The container port of the API. */}}
 {{- define "toposcope.port" -}}49021{{- end -}}
 

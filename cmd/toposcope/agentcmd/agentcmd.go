@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -43,8 +44,9 @@ var ErrUsage = errors.New("usage")
 // its own Node (--annotate) or report them to the server (--server);
 // with neither, print them as JSON to stdout. With --interval it repeats
 // until the context ends. use is the command's name ("agent" under
-// toposcope, the binary's name on its own).
-func New(use string, stdout io.Writer) *cobra.Command {
+// toposcope, the binary's name on its own); logger gives the logger the
+// log flags ask for.
+func New(use string, stdout io.Writer, logger func() (*slog.Logger, error)) *cobra.Command {
 	o := &agentOptions{}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -56,7 +58,11 @@ func New(use string, stdout io.Writer) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), stdout)
+			log, err := logger()
+			if err != nil {
+				return err
+			}
+			return o.run(cmd.Context(), stdout, log)
 		},
 	}
 	f := cmd.Flags()
@@ -74,8 +80,8 @@ func New(use string, stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
-func (o *agentOptions) gatherer() (*agent.Gatherer, error) {
-	g := &agent.Gatherer{SysfsDir: o.sysfs, NvidiaSMI: strings.Fields(o.nvidiaSMI)}
+func (o *agentOptions) gatherer(log *slog.Logger) (*agent.Gatherer, error) {
+	g := &agent.Gatherer{SysfsDir: o.sysfs, NvidiaSMI: strings.Fields(o.nvidiaSMI), Logger: log}
 	aws := func(ctx context.Context) (agent.Identity, error) {
 		id, err := cloud.NewClient(nil, o.awsURL).AWS(ctx)
 		return agent.Identity{InstanceID: id.InstanceID, Region: id.Region, Zone: id.Zone}, err
@@ -98,8 +104,8 @@ func (o *agentOptions) gatherer() (*agent.Gatherer, error) {
 	return g, nil
 }
 
-func (o *agentOptions) run(ctx context.Context, stdout io.Writer) error {
-	g, err := o.gatherer()
+func (o *agentOptions) run(ctx context.Context, stdout io.Writer, log *slog.Logger) error {
+	g, err := o.gatherer(log)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toposcope/toposcope/cmd/toposcope/agentcmd"
 	"github.com/toposcope/toposcope/cmd/toposcope/buildinfo"
+	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/registry"
@@ -79,7 +80,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, engines.ErrInexpressible):
 		return ExitInexpressible // even when a setting says so: the target cannot hold it
-	case errors.Is(err, ErrUsage), errors.Is(err, agentcmd.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin),
+	case errors.Is(err, ErrUsage), errors.Is(err, agentcmd.ErrUsage), errors.Is(err, logflags.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin),
 		errors.Is(err, config.ErrNoFile), strings.HasPrefix(err.Error(), "unknown command "),
 		strings.HasPrefix(err.Error(), "required flag"):
 		return ExitUsage
@@ -90,8 +91,7 @@ func ExitCode(err error) int {
 }
 
 type rootOptions struct {
-	logLevel  string
-	logFormat string
+	logflags.Flags
 }
 
 func newRoot(env *Env) *cobra.Command {
@@ -112,8 +112,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.PersistentFlags().StringVar(&opts.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
-	root.PersistentFlags().StringVar(&opts.logFormat, "log-format", "text", "log format: text or json")
+	opts.Register(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
 			var known []string
@@ -134,7 +133,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newModelsCmd(env),
 		newPlaceCmd(env),
 		newSimulateCmd(env),
-		agentcmd.New("agent", env.Stdout),
+		agentcmd.New("agent", env.Stdout, func() (*slog.Logger, error) { return opts.logger(env.Stderr) }),
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),
@@ -143,20 +142,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 }
 
 // logger builds the slog logger the flags ask for.
-func (o *rootOptions) logger(w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", ErrUsage, o.logLevel)
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	switch strings.ToLower(o.logFormat) {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, hopts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, hopts)), nil
-	}
-	return nil, fmt.Errorf("%w: --log-format %q: want text or json", ErrUsage, o.logFormat)
-}
+func (o *rootOptions) logger(w io.Writer) (*slog.Logger, error) { return o.Logger(w) }
 
 func newVersionCmd(env *Env) *cobra.Command {
 	return &cobra.Command{

@@ -47,7 +47,7 @@ triggers, the store, tokens and TLS (see docs/service.md and docs/api.md).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ro := *root
 			if f := cmd.Flag("log-level"); f == nil || !f.Changed {
-				ro.logLevel = "info" // a service logs what it does
+				ro.Level = "info" // a service logs what it does
 			}
 			log, err := ro.logger(env.Stderr)
 			if err != nil {
