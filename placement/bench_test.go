@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/sim"
 )
 
@@ -14,16 +13,8 @@ import (
 // occupancy: every other node is held by a one-node job, half of them
 // unallocated, half allocated and protected.
 func BenchmarkRank1024on100k(b *testing.B) {
-	data, err := sim.Generate(sim.GenerateOptions{Shape: sim.ShapeFatTree, Nodes: 100_000, NodesPerLeaf: 32,
+	g, err := sim.GenerateGraph(sim.GenerateOptions{Shape: sim.ShapeFatTree, Nodes: 100_000, NodesPerLeaf: 32,
 		LeavesPerSpine: 16, DomainSize: 18})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := sim.Parse(data, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := m.Graph(providers.Request{})
 	if err != nil {
 		b.Fatal(err)
 	}

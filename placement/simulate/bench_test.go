@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/toposcope/toposcope/placement/simulate"
-	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/sim"
 )
 
@@ -12,15 +11,7 @@ import (
 // 8-GPU nodes, leaves of 32) at about 85% offered load: ~72,000 jobs up
 // to 256 GPUs. Run with -benchtime=1x; it reports events/s per policy.
 func BenchmarkMonth2048GPUs(b *testing.B) {
-	data, err := sim.Generate(sim.GenerateOptions{Shape: sim.ShapeFatTree, Nodes: 256})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := sim.Parse(data, "generated")
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := m.Graph(providers.Request{})
+	g, err := sim.GenerateGraph(sim.GenerateOptions{Shape: sim.ShapeFatTree, Nodes: 256})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -296,15 +296,7 @@ func TestParseProviderID(t *testing.T) {
 
 func TestByIDChunksOf100(t *testing.T) {
 	t.Parallel()
-	data, err := sim.Generate(sim.GenerateOptions{Shape: sim.ShapeFatTree, Nodes: 250})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := sim.Parse(data, "chunks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := m.Graph(providers.Request{})
+	want, err := sim.GenerateGraph(sim.GenerateOptions{Shape: sim.ShapeFatTree, Nodes: 250})
 	if err != nil {
 		t.Fatal(err)
 	}

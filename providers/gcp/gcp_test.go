@@ -184,48 +184,17 @@ func TestRequestCredentialsNamed(t *testing.T) {
 // BenchmarkDiscover pages 10,000 and 100,000 instances (500 per page)
 // through the aggregatedList emulator with the real SDK client, and
 // 100,000 again with the first three calls throttled (429, retried with
-// backoff). calls/op counts the emulator's answers.
+// backoff); see cloudsim.BenchDiscover.
 func BenchmarkDiscover(b *testing.B) {
-	for _, bc := range []struct {
-		name   string
-		nodes  int
-		faults cloudsim.Faults
-	}{
-		{"10k", 10_000, cloudsim.Faults{}},
-		{"100k", 100_000, cloudsim.Faults{}},
-		{"100k-throttled", 100_000, cloudsim.Faults{Throttle: 3}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			data, err := sim.Generate(sim.GenerateOptions{Shape: sim.ShapeNVL72, Nodes: bc.nodes})
-			if err != nil {
-				b.Fatal(err)
-			}
-			m, err := sim.Parse(data, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			want, err := m.Graph(providers.Request{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := providers.Request{Credentials: providers.NewCredentials(map[string]string{gcp.CredAccessToken: testToken})}
-			calls := 0
-			for b.Loop() {
-				b.StopTimer()
-				emu := cloudsim.NewGCP("proj-1", cloudsim.FromGraph(want), bc.faults) // fresh faults each round
-				srv := httptest.NewServer(emu)
-				p := newProvider(b, srv.URL, slog.New(slog.DiscardHandler), func(c *gcp.Config) { c.PageSize = 500; c.Domain = "none" })
-				b.StartTimer()
-				g, err := p.Discover(context.Background(), req)
-				if err != nil || len(g.Nodes()) != bc.nodes {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				calls += emu.Calls()
-				srv.Close()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
-		})
+	graph := func(n int) (*topology.Graph, error) {
+		return sim.GenerateGraph(sim.GenerateOptions{Shape: sim.ShapeNVL72, Nodes: n})
 	}
+	serve := func(in []cloudsim.Instance, f cloudsim.Faults) cloudsim.Emulator {
+		return cloudsim.NewGCP("proj-1", in, f)
+	}
+	req := providers.Request{Credentials: providers.NewCredentials(map[string]string{gcp.CredAccessToken: testToken})}
+	cloudsim.BenchDiscover(b, graph, serve, func(ctx context.Context, url string) (*topology.Graph, error) {
+		p := newProvider(b, url, slog.New(slog.DiscardHandler), func(c *gcp.Config) { c.PageSize = 500; c.Domain = "none" })
+		return p.Discover(ctx, req)
+	})
 }

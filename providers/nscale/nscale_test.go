@@ -177,15 +177,7 @@ func TestFactory(t *testing.T) {
 // BenchmarkDiscover10k pages 10,000 instances (1000 per page) through the
 // Nscale emulator (plus the final empty page).
 func BenchmarkDiscover10k(b *testing.B) {
-	data, err := sim.Generate(sim.GenerateOptions{Shape: sim.ShapeNVL72, Nodes: 10_000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := sim.Parse(data, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	want, err := m.Graph(providers.Request{})
+	want, err := sim.GenerateGraph(sim.GenerateOptions{Shape: sim.ShapeNVL72, Nodes: 10_000})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // Shape is the kind of fabric Generate builds.
@@ -256,3 +258,18 @@ func plural(n int, word string) string {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// GenerateGraph generates a model (see Generate) and builds its whole
+// graph: a cluster of a given size and shape for benchmarks, emulators
+// and tests.
+func GenerateGraph(opts GenerateOptions) (*topology.Graph, error) {
+	data, err := Generate(opts)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Parse(data, "generated")
+	if err != nil {
+		return nil, err
+	}
+	return m.Graph(providers.Request{})
+}
