@@ -102,7 +102,10 @@ func (h *handlers) placements(c *gin.Context) {
 	if req.Ranking != "" {
 		cfg.Ranking = req.Ranking
 	}
-	cl, st, ok := h.placementState(c, cfg)
+	// Without budgets, the account asking gets an equal share like every
+	// account of the ledger (as `toposcope place` gives it); with budgets,
+	// an account outside them is unknown.
+	cl, st, ok := h.placementState(c, cfg, req.Account)
 	if !ok {
 		return
 	}

@@ -66,3 +66,23 @@ func TestPlacementEndpoints(t *testing.T) {
 		t.Errorf("capacity: %d GPUs, %d free; want 8 held", rep.GPUs, rep.Free)
 	}
 }
+
+// TestPlacementWithoutBudgets: with no budgets set, an account the ledger
+// has not seen yet gets an equal share, as `toposcope place` gives it,
+// instead of "unknown account".
+func TestPlacementWithoutBudgets(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	s.discover()
+	w := s.do("POST", "/v1/placements", `{"account":"newteam","gpus":8}`, "Content-Type", "application/json")
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"account":"newteam"`) {
+		t.Fatalf("placement for a new account without budgets = %d %s", w.Code, w.Body)
+	}
+	if w := s.do("POST", "/v1/placements", `{"gpus":8}`, "Content-Type", "application/json"); w.Code != http.StatusBadRequest {
+		t.Errorf("a placement without an account = %d %s; want 400", w.Code, w.Body)
+	}
+	s.do("PUT", "/v1/budgets", `{"accounts":[{"name":"a"}]}`, "Content-Type", "application/json")
+	if w := s.do("POST", "/v1/placements", `{"account":"newteam","gpus":8}`, "Content-Type", "application/json"); w.Code != http.StatusNotFound {
+		t.Errorf("with budgets, an account not in them = %d %s; want 404", w.Code, w.Body)
+	}
+}
