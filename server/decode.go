@@ -1,12 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/service"
 )
@@ -49,4 +54,51 @@ func jsonFieldError(err error) error {
 		return &service.RequestError{Field: strings.Trim(name, `"`), Err: errors.New("unknown field")}
 	}
 	return &service.RequestError{Field: "body", Err: err}
+}
+
+// decodeWithDurations is decodeStrict for a JSON object some of whose
+// keys are durations: each of those keys may hold nanoseconds (a number,
+// as time.Duration encodes) or a Go duration string ("90m", "1h30m").
+// A string that is not a duration is a RequestError naming prefix+key.
+func decodeWithDurations(raw []byte, v any, prefix string, keys ...string) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil { // not an object: decodeStrict says what is wrong
+		changed := false
+		for _, k := range keys {
+			var s string
+			if json.Unmarshal(obj[k], &s) != nil {
+				continue // absent, or not a string
+			}
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return &service.RequestError{Field: prefix + k, Err: fmt.Errorf("want nanoseconds or a duration such as \"1h30m\", got %q", s)}
+			}
+			obj[k] = strconv.AppendInt(nil, int64(d), 10)
+			changed = true
+		}
+		if changed {
+			var err error
+			if raw, err = json.Marshal(obj); err != nil {
+				return &service.RequestError{Field: "body", Err: err}
+			}
+		}
+	}
+	err := decodeStrict(bytes.NewReader(raw), v)
+	var re *service.RequestError
+	if prefix != "" && errors.As(err, &re) && re.Field != "body" {
+		re.Field = prefix + re.Field
+	}
+	return err
+}
+
+// readBody reads the whole request body (already capped by limitBody).
+func readBody(c *gin.Context) ([]byte, error) {
+	if c.Request.Body == nil {
+		return nil, badParam("body", "is required")
+	}
+	raw, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return nil, &service.RequestError{Field: "body", Err: err}
+	}
+	return raw, nil
 }

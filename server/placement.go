@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,8 +92,13 @@ type clusterEntry struct {
 
 // placements answers POST /v1/placements with ranked, explained candidates.
 func (h *handlers) placements(c *gin.Context) {
+	raw, err := readBody(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
 	var req placementRequest
-	if err := decodeStrict(c.Request.Body, &req); err != nil {
+	if err := decodeWithDurations(raw, &req, "", "duration", "minRuntime"); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -151,11 +158,21 @@ func (h *handlers) ledger(c *gin.Context) {
 }
 
 // appendLedger answers POST /v1/ledger: {"records": [...]} is appended.
+// A record's minRuntime is nanoseconds or a duration string ("4h").
 func (h *handlers) appendLedger(c *gin.Context) {
-	var l placement.Ledger
-	if err := decodeStrict(c.Request.Body, &l); err != nil {
+	var body struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	if err := decodeStrict(c.Request.Body, &body); err != nil {
 		h.fail(c, err)
 		return
+	}
+	l := placement.Ledger{Records: make([]placement.Record, len(body.Records))}
+	for i, raw := range body.Records {
+		if err := decodeWithDurations(raw, &l.Records[i], "records["+strconv.Itoa(i)+"].", "minRuntime"); err != nil {
+			h.fail(c, err)
+			return
+		}
 	}
 	if !h.checkRecords(c, l.Records) {
 		return
