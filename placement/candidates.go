@@ -185,6 +185,27 @@ func (p *planner) fillSwitch(si, need int, swCap []int, takes []int) {
 }
 
 func (p *planner) fillNodes(nodes []int, need int, takes []int) {
+	if g := p.req.GPUsPerNode; p.req.Nodes > 0 {
+		// Whole nodes × g GPUs: every node that holds g is the same to the
+		// capped capacities, so take the nodes with the fewest GPUs for the
+		// job first (best fit on the node's real free GPUs), in natural
+		// order on ties.
+		order := make([]int, 0, len(nodes))
+		for _, ni := range nodes {
+			if p.nodeCap[ni] >= g {
+				order = append(order, ni)
+			}
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p.nodeAvail[a], p.nodeAvail[b]) })
+		for _, ni := range order {
+			if need < g {
+				break
+			}
+			takes[ni] += g
+			need -= g
+		}
+		return
+	}
 	caps := make([]int, len(nodes))
 	for k, ni := range nodes {
 		caps[k] = p.nodeCap[ni]

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -51,5 +52,43 @@ func TestOccupancy(t *testing.T) {
 	root := leaf[len(leaf)-1]
 	if o := sw[root.ID]; o.GPUs != cl.GPUs() || o.Free != cl.FreeGPUs() {
 		t.Errorf("root %s = %+v; cluster has %d GPUs, %d free", root.ID, o, cl.GPUs(), cl.FreeGPUs())
+	}
+}
+
+// TestNodeBestFitPerNodeShape: a request for whole nodes × GPUs per node
+// goes to the nodes with the fewest free GPUs that hold it, not to the
+// first free ones (node-level best fit; the node's real free GPUs rank,
+// not its capacity capped at the request).
+func TestNodeBestFitPerNodeShape(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{ // gpu005 keeps exactly 2 free GPUs, gpu006 4
+		{Account: "a", Workload: "w1", GPUs: 6, Nodes: []string{"gpu005"}, Start: now.Add(-time.Hour)},
+		{Account: "a", Workload: "w2", GPUs: 4, Nodes: []string{"gpu006"}, Start: now.Add(-time.Hour)},
+	}
+	cl, err := NewCluster(g, recs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		req  Request
+		want []NodeTake
+	}{
+		{Request{Account: "b", Nodes: 1, GPUsPerNode: 2, Duration: time.Hour}, []NodeTake{{Node: "gpu005", GPUs: 2}}},
+		{Request{Account: "b", Nodes: 2, GPUsPerNode: 2, Duration: time.Hour}, []NodeTake{{Node: "gpu005", GPUs: 2}, {Node: "gpu006", GPUs: 2}}},
+		{Request{Account: "b", Nodes: 1, GPUsPerNode: 4, Duration: time.Hour}, []NodeTake{{Node: "gpu006", GPUs: 4}}},
+	} {
+		res, err := Place(cl, st, tt.req, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Candidates[0].Nodes; !slices.Equal(got, tt.want) {
+			t.Errorf("%d×%d: first candidate takes %v, want %v", tt.req.Nodes, tt.req.GPUsPerNode, got, tt.want)
+		}
 	}
 }

@@ -123,11 +123,14 @@ type planner struct {
 	keyAfter float64
 	keys     map[string]float64
 	nodeCap  []int
-	seen     map[string]bool
-	freeDoms []bool
-	leafFree map[int]int
-	swCap    []int
-	total    int
+	// nodeAvail is what each node has for the job before nodeCap's cap
+	// at the request's GPUs per node: node-level best fit ranks by it.
+	nodeAvail []int
+	seen      map[string]bool
+	freeDoms  []bool
+	leafFree  map[int]int
+	swCap     []int
+	total     int
 }
 
 func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated bool, keyAfter float64) *planner {
@@ -221,6 +224,7 @@ func (p *planner) capacities(class int) {
 	}
 	if p.nodeCap == nil {
 		p.nodeCap = make([]int, len(p.c.nodes))
+		p.nodeAvail = make([]int, len(p.c.nodes))
 	}
 	for i := range p.c.nodes {
 		n := &p.c.nodes[i]
@@ -232,6 +236,7 @@ func (p *planner) capacities(class int) {
 				}
 			}
 		}
+		p.nodeAvail[i] = v
 		if g := p.req.GPUsPerNode; p.req.Nodes > 0 {
 			v = (v / g) * g
 			if v > g {
