@@ -275,13 +275,15 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 	sc.Leaves, sc.Domains = len(leaves), len(doms)
 	lca := c.lca(set)
 	sc.LCALevel, sc.Residual = c.depth, 0
-	capTotal := c.gpus
 	if lca >= 0 {
-		sc.LCALevel, sc.LCASwitch, capTotal = c.switches[lca].level, c.switches[lca].id, c.swTotal[lca]
+		sc.LCALevel, sc.LCASwitch = c.switches[lca].level, c.switches[lca].id
 	}
 	cand.Group = c.groupName(g)
-	sc.Residual = p.groupFree(lca) - p.need
-	sc.SFrag = 1 - float64(max(0, sc.Residual))/float64(max(1, capTotal))
+	// Fragmentation is the group's own: what this domain, switch or
+	// cluster has left for others once the job is in (a domain with 8
+	// free beats one with 32 free under the same leaf).
+	sc.Residual = g.cap - p.need
+	sc.SFrag = 1 - float64(max(0, sc.Residual))/float64(max(1, p.groupTotal(g)))
 	for _, f := range p.freeDoms {
 		if f {
 			sc.FreeBefore++

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -91,4 +92,42 @@ func TestNodeBestFitPerNodeShape(t *testing.T) {
 			t.Errorf("%d×%d: first candidate takes %v, want %v", tt.req.Nodes, tt.req.GPUsPerNode, got, tt.want)
 		}
 	}
+}
+
+// TestDomainTightness: a small job goes into the accelerator domain with
+// the fewest free GPUs that holds it (the candidate group's own
+// residual), not into a roomier one under the same leaf.
+func TestDomainTightness(t *testing.T) {
+	t.Parallel()
+	g := model(t, "nvl72") // 18-node domains of 4-GPU trays; nvl01 and nvl02 share leaf1
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Account: "a", Workload: "w1", GPUs: 40, Nodes: hostnames("gb%03d", 1, 10), Start: now.Add(-time.Hour)},  // nvl01: 32 free
+		{Account: "a", Workload: "w2", GPUs: 64, Nodes: hostnames("gb%03d", 19, 34), Start: now.Add(-time.Hour)}, // nvl02: 8 free
+	}
+	cl, err := NewCluster(g, recs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, within := range []Scope{ScopeDomain, ScopeNone} {
+		res, err := Place(cl, st, Request{Account: "b", GPUs: 4, Duration: time.Hour, Within: within}, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := res.Candidates[0]; c.Group != "domain nvl02" || c.Scores.Residual != 4 {
+			t.Errorf("within %q: first candidate %s on %v with residual %d; want domain nvl02, residual 4", within, c.Group, c.Nodes, c.Scores.Residual)
+		}
+	}
+}
+
+func hostnames(format string, from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, fmt.Sprintf(format, i))
+	}
+	return out
 }

@@ -46,12 +46,20 @@ func (c *Cluster) groupName(g group) string {
 	return "cluster"
 }
 
-// groupFree returns the class capacity under switch lca (-1: cluster).
-func (p *planner) groupFree(lca int) int {
-	if lca < 0 {
-		return p.total
+// groupTotal returns the GPUs of a candidate group: a domain's, a
+// switch's, or the cluster's.
+func (p *planner) groupTotal(g group) int {
+	switch g.kind {
+	case 'd':
+		total := 0
+		for _, ni := range p.c.domains[g.idx] {
+			total += p.c.nodes[ni].gpus
+		}
+		return total
+	case 's':
+		return p.c.swTotal[g.idx]
 	}
-	return p.swCap[lca]
+	return p.c.gpus
 }
 
 // finish computes the normalized scores, the weighted score and the rank
