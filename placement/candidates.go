@@ -290,9 +290,23 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 		}
 	}
 	sc.FreeAfter = sc.FreeBefore - broken
+	// Whole free switches, at every level, are kept like whole free
+	// domains: a fat tree without domains has its free leaves to protect.
+	brokenSw := map[int]bool{}
+	for _, ni := range set {
+		for s := c.nodes[ni].leaf; s >= 0 && p.freeSw[s]; s = c.switches[s].parent {
+			brokenSw[s] = true
+		}
+	}
+	for _, f := range p.freeSw {
+		if f {
+			sc.FreeSwBefore++
+		}
+	}
+	sc.FreeSwAfter = sc.FreeSwBefore - len(brokenSw)
 	sc.SKeep = 1
-	if sc.FreeBefore > 0 {
-		sc.SKeep = float64(sc.FreeAfter) / float64(sc.FreeBefore)
+	if before := sc.FreeBefore + sc.FreeSwBefore; before > 0 {
+		sc.SKeep = float64(sc.FreeAfter+sc.FreeSwAfter) / float64(before)
 	}
 	for l, free := range p.leafFree {
 		sc.LargestFreeLeaf = max(sc.LargestFreeLeaf, free-leafTaken[l])

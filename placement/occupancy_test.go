@@ -131,3 +131,56 @@ func hostnames(format string, from, to int) []string {
 	}
 	return out
 }
+
+// TestKeepWholeFreeSwitches: on a fat tree without accelerator domains,
+// a candidate that breaks a whole free leaf (and the whole free spine
+// above it) keeps fewer whole free blocks than one inside a leaf already
+// in use, and the score says so.
+func TestKeepWholeFreeSwitches(t *testing.T) {
+	t.Parallel()
+	g := model(t, "fat-tree-512") // 16 leaves of 32 nodes, 4 per spine, no domains
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{{Account: "a", Workload: "w1", GPUs: 8, Nodes: []string{"gpu001"}, Start: now.Add(-time.Hour)}}
+	cl, err := NewCluster(g, recs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.MaxCandidates = 20
+	res, err := Place(cl, st, Request{Account: "b", GPUs: 8, Duration: time.Hour, Within: ScopeLeaf}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = 15 + 3 // every leaf but leaf01, and spines 2-4
+	byGroup := map[string]Scores{}
+	for _, c := range res.Candidates {
+		byGroup[c.Group] = c.Scores
+		if c.Scores.FreeSwBefore != before {
+			t.Errorf("%s: %d whole free switches before, want %d", c.Group, c.Scores.FreeSwBefore, before)
+		}
+	}
+	for _, tt := range []struct {
+		group string
+		after int
+	}{
+		{"switch leaf01", before},     // already in use: breaks nothing
+		{"switch leaf02", before - 1}, // a free leaf under a spine in use
+		{"switch leaf05", before - 2}, // a free leaf and its free spine
+	} {
+		sc, ok := byGroup[tt.group]
+		if !ok {
+			t.Errorf("no candidate in %s among %v", tt.group, res.Candidates)
+			continue
+		}
+		if sc.FreeSwAfter != tt.after || sc.SKeep != float64(tt.after)/before {
+			t.Errorf("%s: %d whole free switches after, sKeep %v; want %d, %v", tt.group, sc.FreeSwAfter, sc.SKeep, tt.after, float64(tt.after)/before)
+		}
+	}
+	if res.Candidates[0].Group != "switch leaf01" {
+		t.Errorf("first candidate in %s; want leaf01, which is in use already", res.Candidates[0].Group)
+	}
+}

@@ -47,6 +47,11 @@ type Scores struct {
 	Residual   int    `json:"residualFree"`
 	FreeBefore int    `json:"wholeFreeDomainsBefore"`
 	FreeAfter  int    `json:"wholeFreeDomainsAfter"`
+	// FreeSwBefore and FreeSwAfter count the switches, at every level,
+	// all of whose nodes are free: the whole free blocks of a fabric
+	// without accelerator domains.
+	FreeSwBefore int `json:"wholeFreeSwitchesBefore"`
+	FreeSwAfter  int `json:"wholeFreeSwitchesAfter"`
 	// LargestFreeLeaf is the most free GPUs left under one leaf switch.
 	LargestFreeLeaf int     `json:"largestFreeLeafAfter"`
 	SLCA            float64 `json:"sLCA"`
@@ -128,6 +133,7 @@ type planner struct {
 	nodeAvail []int
 	seen      map[string]bool
 	freeDoms  []bool
+	freeSw    []bool // switches all of whose nodes are free
 	leafFree  map[int]int
 	swCap     []int
 	total     int
@@ -151,10 +157,21 @@ func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated 
 			}
 		}
 	}
+	below, busy := make([]int, len(c.switches)), make([]bool, len(c.switches))
 	for i := range c.nodes {
 		if l := c.nodes[i].leaf; l >= 0 {
 			p.leafFree[l] += c.nodes[i].gpus - c.nodes[i].used
+			below[l]++
+			busy[l] = busy[l] || c.nodes[i].used > 0
 		}
+	}
+	p.freeSw = make([]bool, len(c.switches))
+	for i := range c.switches { // leaves first: children are complete before their parent
+		if par := c.switches[i].parent; par >= 0 {
+			below[par] += below[i]
+			busy[par] = busy[par] || busy[i]
+		}
+		p.freeSw[i] = below[i] > 0 && !busy[i]
 	}
 	return p
 }

@@ -271,7 +271,7 @@ async function place(ev) {
     const s = c.scores;
     return el("li", { "data-group": c.group },
       el("a", { onclick: () => highlight(c).catch(showError) }, `#${c.rank} ${c.class} in ${c.group || "the cluster"}`),
-      el("div", { class: "why" }, `${c.nodes.length} nodes · spans ${s.leavesSpanned} leaves and ${s.domainsSpanned} domains under ${s.lcaSwitch || "—"} (level ${s.lcaLevel}) · leaves ${fmt(s.residualFree)} GPUs free · whole free domains ${s.wholeFreeDomainsBefore} → ${s.wholeFreeDomainsAfter}` +
+      el("div", { class: "why" }, `${c.nodes.length} nodes · spans ${s.leavesSpanned} leaves and ${s.domainsSpanned} domains under ${s.lcaSwitch || "—"} (level ${s.lcaLevel}) · leaves ${fmt(s.residualFree)} GPUs free · whole free domains ${s.wholeFreeDomainsBefore} → ${s.wholeFreeDomainsAfter}, switches ${s.wholeFreeSwitchesBefore} → ${s.wholeFreeSwitchesAfter}` +
         (c.victims && c.victims.length ? ` · preempts ${c.victims.map((v) => v.workload).join(", ")}` : "")));
   });
   box.replaceChildren(
