@@ -262,9 +262,13 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 				extra[on.rec] += on.gpus
 			}
 			short -= h.gpus
+			lost := c.now.Sub(r.Start)
+			if r.Resumable {
+				lost = min(lost, p.cfg.CheckpointInterval) // it resumes from its last checkpoint
+			}
 			v := Victim{Workload: r.Workload, Account: r.Account, GPUs: r.GPUs, Allocated: r.Allocated,
-				ProtectedUntil: r.ProtectedUntil(p.cfg.MinRuntimeCap), Reason: p.reason(h.rec),
-				LostGPUSeconds: float64(r.GPUs) * c.now.Sub(r.Start).Seconds()}
+				Resumable: r.Resumable, ProtectedUntil: r.ProtectedUntil(p.cfg.MinRuntimeCap), Reason: p.reason(h.rec),
+				LostGPUSeconds: float64(r.GPUs) * lost.Seconds()}
 			cand.Victims = append(cand.Victims, v)
 			cand.Scores.Preemption += v.LostGPUSeconds
 			wait = max(wait, time.Unix(0, p.avail[h.rec]).Sub(c.now))

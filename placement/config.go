@@ -58,6 +58,15 @@ type Config struct {
 	DebugMinRuntime time.Duration `yaml:"debugMinRuntime" json:"debugMinRuntime"`
 	// Horizon bounds the "reclaimable within" candidate class; default 2 h.
 	Horizon time.Duration `yaml:"horizon" json:"horizon"`
+	// MaxVictimRatio keeps preemption proportionate: a running workload
+	// is a victim only when its GPUs are at most this many times the
+	// request's; default 4 (an 8-GPU request never preempts a 576-GPU
+	// job). 0 turns the guard off.
+	MaxVictimRatio float64 `yaml:"maxVictimRatio" json:"maxVictimRatio"`
+	// CheckpointInterval is how often resumable work is taken to
+	// checkpoint: preempting it loses at most this much of its run, and
+	// it is preempted before work that would restart; default 1 h.
+	CheckpointInterval time.Duration `yaml:"checkpointInterval" json:"checkpointInterval"`
 	// MaxCandidates is the number of candidates per class; default 4.
 	MaxCandidates int `yaml:"maxCandidates" json:"maxCandidates"`
 	// Ranking is lexicographic (default) or weighted.
@@ -71,7 +80,7 @@ func DefaultConfig() Config {
 	return Config{
 		Mode: ModeFairTree, Window: 7 * 24 * time.Hour, HalfLife: 7 * 24 * time.Hour,
 		MinRuntimeCap: 8 * time.Hour, DebugMinRuntime: 15 * time.Minute, Horizon: 2 * time.Hour,
-		MaxCandidates: 4, Ranking: RankLexicographic,
+		MaxVictimRatio: 4, CheckpointInterval: time.Hour, MaxCandidates: 4, Ranking: RankLexicographic,
 		Weights: Weights{LCA: 4, Span: 2, Domains: 1, Frag: 1, Keep: 1, Preemption: 2, Wait: 1},
 	}
 }
@@ -93,13 +102,16 @@ func (c *Config) Validate() error {
 		bad("ranking", "%q is not lexicographic or weighted", c.Ranking)
 	}
 	for name, d := range map[string]time.Duration{"window": c.Window, "halfLife": c.HalfLife,
-		"minRuntimeCap": c.MinRuntimeCap, "debugMinRuntime": c.DebugMinRuntime} {
+		"minRuntimeCap": c.MinRuntimeCap, "debugMinRuntime": c.DebugMinRuntime, "checkpointInterval": c.CheckpointInterval} {
 		if d <= 0 {
 			bad(name, "must be positive, got %s", d)
 		}
 	}
 	if c.Horizon < 0 {
 		bad("horizon", "must not be negative")
+	}
+	if c.MaxVictimRatio < 0 {
+		bad("maxVictimRatio", "must not be negative (0 turns the guard off)")
 	}
 	if c.MaxCandidates < 1 {
 		bad("maxCandidates", "must be at least 1")

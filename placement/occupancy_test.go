@@ -184,3 +184,68 @@ func TestKeepWholeFreeSwitches(t *testing.T) {
 		t.Errorf("first candidate in %s; want leaf01, which is in use already", res.Candidates[0].Group)
 	}
 }
+
+// TestVictimProportionAndResumable: a request never preempts work more
+// than MaxVictimRatio times its size, prefers resumable work as a
+// victim, and counts a resumable victim's loss only back to its last
+// checkpoint (at most CheckpointInterval).
+func TestVictimProportionAndResumable(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree") // leaf1 gpu001-008, leaf2 gpu009-016, 8 GPUs each
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{
+		// leaf1: one 64-GPU unallocated job
+		{Account: "a", Workload: "big", GPUs: 64, Nodes: hostnames("gpu%03d", 1, 8), Start: now.Add(-time.Hour)},
+		// gpu009: two 4-GPU unallocated jobs; the resumable one started earlier
+		{Account: "a", Workload: "resumable", GPUs: 4, Nodes: []string{"gpu009"}, Start: now.Add(-3 * time.Hour), Resumable: true},
+		{Account: "a", Workload: "plain", GPUs: 4, Nodes: []string{"gpu009"}, Start: now.Add(-2 * time.Hour)},
+	}
+	for i := 10; i <= 16; i++ { // the rest of leaf2 full with 8-GPU jobs
+		recs = append(recs, Record{Account: "a", Workload: fmt.Sprintf("w%d", i), GPUs: 8, Nodes: []string{fmt.Sprintf("gpu%03d", i)}, Start: now.Add(-time.Hour)})
+	}
+	cl, err := NewCluster(g, recs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	res, err := Place(cl, st, Request{Account: "b", GPUs: 4, Duration: time.Hour, MinRuntime: time.Hour}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *Victim
+	for _, c := range res.Candidates {
+		for i, v := range c.Victims {
+			if v.Workload == "big" {
+				t.Errorf("candidate %d in %s preempts the 64-GPU job for a 4-GPU request", c.Rank, c.Group)
+			}
+			if first == nil {
+				first = &c.Victims[i]
+			}
+		}
+	}
+	if first == nil {
+		t.Fatalf("no candidate preempts anything: %+v", res.Candidates)
+	}
+	if first.Workload != "resumable" || first.LostGPUSeconds != 4*cfg.CheckpointInterval.Seconds() {
+		t.Errorf("first victim %s losing %v GPU-s; want the resumable job, losing %v (4 GPUs × the checkpoint interval)",
+			first.Workload, first.LostGPUSeconds, 4*cfg.CheckpointInterval.Seconds())
+	}
+	cfg.MaxVictimRatio = 0 // the guard off: the big job may go
+	res, err = Place(cl, st, Request{Account: "b", GPUs: 4, Duration: time.Hour, MinRuntime: time.Hour}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := false
+	for _, c := range res.Candidates {
+		for _, v := range c.Victims {
+			big = big || v.Workload == "big"
+		}
+	}
+	if !big {
+		t.Error("with maxVictimRatio 0 no candidate preempts the big job")
+	}
+}

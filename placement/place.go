@@ -25,8 +25,10 @@ type Victim struct {
 	Account        string    `json:"account"`
 	GPUs           int       `json:"gpus"`
 	Allocated      bool      `json:"allocated"`
+	Resumable      bool      `json:"resumable"`
 	ProtectedUntil time.Time `json:"protectedUntil"`
-	// LostGPUSeconds is GPUs × time run so far (no checkpoint known).
+	// LostGPUSeconds is GPUs × time run so far, or since the last
+	// checkpoint (at most Config.CheckpointInterval) for resumable work.
 	LostGPUSeconds float64 `json:"lostGPUSeconds"`
 	// Reason says why the workload may be preempted.
 	Reason string `json:"reason"`
@@ -197,6 +199,9 @@ func (p *planner) judge(ri int) {
 	if r.Account == p.req.Account {
 		return
 	}
+	if ratio := p.cfg.MaxVictimRatio; ratio > 0 && float64(r.GPUs) > ratio*float64(p.need) {
+		return // out of proportion to the request
+	}
 	if r.Allocated {
 		if k, ok := p.ownerKey(r.Account); ok && !(p.keyAfter > k) {
 			return
@@ -221,6 +226,9 @@ func (p *planner) reason(ri int) string {
 	prot := ""
 	if at := time.Unix(0, p.avail[ri]); at.After(p.c.now) {
 		prot = "; protected until " + at.UTC().Format(time.RFC3339)
+	}
+	if r.Resumable {
+		prot += fmt.Sprintf("; resumable: loses at most %s since its last checkpoint", p.cfg.CheckpointInterval)
 	}
 	if !r.Allocated {
 		return "unallocated (free, always preemptible)" + prot

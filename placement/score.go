@@ -29,6 +29,12 @@ func (p *planner) victimOrder(hold []holding, limit int64) []holding {
 			}
 			return 1
 		}
+		if ra.Resumable != rb.Resumable { // work that resumes loses less
+			if ra.Resumable {
+				return -1
+			}
+			return 1
+		}
 		return cmp.Or(cmp.Compare(key(a.rec), key(b.rec)), cmp.Compare(ra.Priority, rb.Priority),
 			rb.Start.Compare(ra.Start), cmp.Compare(ra.Workload, rb.Workload))
 	})
