@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -247,5 +248,39 @@ func TestVictimProportionAndResumable(t *testing.T) {
 	}
 	if !big {
 		t.Error("with maxVictimRatio 0 no candidate preempts the big job")
+	}
+}
+
+// TestHorizonVictimReason: a victim of the "reclaimable within the
+// horizon" class is still protected; its explanation says until when and
+// does not call it past its min runtime.
+func TestHorizonVictimReason(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	var recs []Record
+	for i := 1; i <= 16; i++ { // every node held by allocated work of a, protected for one more hour
+		recs = append(recs, Record{Account: "a", Workload: fmt.Sprintf("w%d", i), GPUs: 8, Nodes: []string{fmt.Sprintf("gpu%03d", i)},
+			Start: now.Add(-time.Hour), MinRuntime: 2 * time.Hour, Allocated: true})
+	}
+	cl, err := NewCluster(g, recs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Place(cl, st, Request{Account: "b", GPUs: 8, Duration: time.Hour, MinRuntime: time.Hour}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) == 0 || len(res.Candidates[0].Victims) == 0 {
+		t.Fatalf("no candidate with a victim: %+v", res.Candidates)
+	}
+	c := res.Candidates[0]
+	reason := c.Victims[0].Reason
+	if c.Class != "reclaimable-within-horizon" || !strings.Contains(reason, "protected until 2026-12-02T13:00:00Z") || strings.Contains(reason, "past min runtime") {
+		t.Errorf("class %s, reason %q; want the horizon class, protected until 13:00 and not past its min runtime", c.Class, reason)
 	}
 }

@@ -223,22 +223,27 @@ func (p *planner) eligibleBy(ri int, limit int64) bool {
 // reason explains why record ri is a victim.
 func (p *planner) reason(ri int) string {
 	r := &p.c.records[ri]
-	prot := ""
+	when, extra := "past min runtime", ""
 	if at := time.Unix(0, p.avail[ri]); at.After(p.c.now) {
-		prot = "; protected until " + at.UTC().Format(time.RFC3339)
+		// The "reclaimable within the horizon" class: not preemptible yet.
+		when = "protected until " + at.UTC().Format(time.RFC3339) + ", reclaimable then"
+		extra = "; " + when
 	}
 	if r.Resumable {
-		prot += fmt.Sprintf("; resumable: loses at most %s since its last checkpoint", p.cfg.CheckpointInterval)
+		extra += fmt.Sprintf("; resumable: loses at most %s since its last checkpoint", p.cfg.CheckpointInterval)
 	}
 	if !r.Allocated {
-		return "unallocated (free, always preemptible)" + prot
+		return "unallocated (free, always preemptible)" + extra
 	}
 	k, ok := p.ownerKey(r.Account)
 	if !ok {
-		return "account has no budget" + prot
+		return "account has no budget" + extra
 	}
-	return fmt.Sprintf("allocated, past min runtime; owner %s %s key %.4g < requester's %.4g after the job%s",
-		r.Account, p.st.Mode, k, p.keyAfter, prot)
+	if r.Resumable {
+		when += fmt.Sprintf("; resumable: loses at most %s since its last checkpoint", p.cfg.CheckpointInterval)
+	}
+	return fmt.Sprintf("allocated, %s; owner %s %s key %.4g < requester's %.4g after the job",
+		when, r.Account, p.st.Mode, k, p.keyAfter)
 }
 
 // capacities fills nodeCap for class: the GPUs the job may use per node.
