@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -282,5 +283,23 @@ func TestHorizonVictimReason(t *testing.T) {
 	reason := c.Victims[0].Reason
 	if c.Class != "reclaimable-within-horizon" || !strings.Contains(reason, "protected until 2026-12-02T13:00:00Z") || strings.Contains(reason, "past min runtime") {
 		t.Errorf("class %s, reason %q; want the horizon class, protected until 13:00 and not past its min runtime", c.Class, reason)
+	}
+}
+
+// TestOwedDeliveredSameBasis: an account whose allocated work is served
+// in full is owed what it got, however much free (unallocated) work it
+// also runs; owed and delivered both count allocated work only.
+func TestOwedDeliveredSameBasis(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Account: "a", Workload: "alloc", GPUs: 8, Start: now.Add(-10 * time.Hour), Allocated: true, MinRuntime: time.Hour},
+		{Account: "a", Workload: "free", GPUs: 16, Start: now.Add(-10 * time.Hour)},
+	}
+	tr := EqualTree([]string{"a", "b"})
+	owed, delivered := OwedDelivered(tr, recs, now, 10*time.Hour, 64) // a is entitled to 32 GPUs
+	i, _ := tr.Lookup("a")
+	if math.Abs(owed[i]-80) > 1e-9 || math.Abs(delivered[i]-80) > 1e-9 {
+		t.Errorf("a owed %v, delivered %v; want 80 and 80 (8 allocated GPUs for 10 h)", owed[i], delivered[i])
 	}
 }

@@ -8,9 +8,12 @@ import (
 // OwedDelivered returns, per account index, Ai2's owed and delivered
 // GPU-hours over the window (fairshare.md §9.2): for each hour h,
 // owed_h = min(S·C, demand_h) and delivered_h = allocated GPU-hours
-// received. Demand runs from Submit (or Start) to End (or now), for
-// allocated and unallocated work alike. Values are computed for each
-// account's own records; an account's totals add its children's.
+// received. Both are on the same basis, allocated work: demand runs from
+// Submit (or Start) to End (or now) of allocated records only, because
+// unallocated work is free, owed to nobody, and never counts as
+// delivered either (counting its demand made accounts that run much free
+// work look starved). Values are computed for each account's own
+// records; an account's totals add its children's.
 func OwedDelivered(t *Tree, records []Record, now time.Time, window time.Duration, capacity int) (owed, delivered []float64) {
 	u := accumulate(t, records, t.Index(records), now, window, capacity, 0)
 	return u.owed, u.delivered
@@ -62,6 +65,9 @@ func accumulate(t *Tree, records []Record, idx []int32, now time.Time, window ti
 			if dec != nil && start < nowS {
 				u.decayed[a] += g * dec.integral(nowS-end, nowS-start)
 			}
+		}
+		if !r.Allocated {
+			continue // owed and delivered count allocated work only
 		}
 		sub := start
 		if !r.Submit.IsZero() {
