@@ -161,7 +161,7 @@ func (d *decayTable) factor(x int64) float64 {
 }
 
 // integral returns ∫ 2^(-(now-t)/T½) dt for t from now-b to now-a
-// (0 ≤ a ≤ b seconds): one GPU's decayed usage, as DecayedUsage.
+// (0 ≤ a ≤ b seconds): one GPU's decayed usage.
 func (d *decayTable) integral(a, b int64) float64 {
 	return (d.factor(a) - d.factor(b)) / d.k
 }

@@ -108,65 +108,34 @@ func TestVectorFairTree(t *testing.T) {
 	}
 }
 
-// Vector 9.6.3: exact decay is 0.5 at one half-life; Slurm's is 0.500073.
+// Vector 9.6.3: decay is 0.5 at one half-life and 0.25 at two, in the
+// decay table classic mode uses, and decayed usage over one half-life is
+// half of a full integral's (∫ from T½ to ∞ = ∫ from 0 to T½ of 2^(-t/T½)).
 func TestVectorDecay(t *testing.T) {
 	t.Parallel()
 	hl := 7 * 24 * time.Hour
+	d := newDecayTable(hl)
+	s := int64(hl / time.Second)
 	for _, tc := range []struct {
 		name      string
 		got, want float64
-		tol       float64
 	}{
-		{"exact", Decay(hl, hl), 0.5, 0},
-		{"slurm", SlurmDecay(hl, hl), 0.500073, 1e-6},
-		{"exact-two", Decay(2*hl, hl), 0.25, 1e-15},
+		{"one-half-life", d.factor(s), 0.5},
+		{"two-half-lives", d.factor(2 * s), 0.25},
+		{"integral-halves", d.integral(0, s) / d.integral(0, 1<<33-1), 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if !near(tc.got, tc.want, tc.tol) {
-				t.Errorf("got %.9f, want %v", tc.got, tc.want)
+			if !near(tc.got, tc.want, 1e-9) {
+				t.Errorf("got %.12f, want %v", tc.got, tc.want)
 			}
 		})
 	}
-}
-
-// Vectors 9.6.4–9.6.6: Kueue AFS alpha, Kueue DRS, KAI shares.
-func TestVectorPeers(t *testing.T) {
-	t.Parallel()
-	alpha := EntryPenalty(5*time.Minute, 168*time.Hour)
-	drs, weighted := DRS(8, 32, 2)
-	tests := []struct {
-		name      string
-		got, want float64
-		tol       float64
-	}{
-		{"afs-alpha", alpha, 3.4376e-4, 5e-9},
-		{"afs-penalty-4gpu", 4 * alpha, 4 * 3.4376e-4, 2e-8},
-		{"drs", drs, 250, 0},
-		{"drs-weighted", weighted, 125, 0},
-		{"kai-norm-24gpuh", 24.0 / (10 * 10), 0.24, 1e-15},
-	}
-	for i, v := range []struct{ u, p0, p1 float64 }{{0.5, 1.0 / 3, 2.0 / 3}, {1, 0, 1}, {0.25, 3.0 / 7, 4.0 / 7}} {
-		p := KAIShares([]float64{0.5, 0.5}, []float64{v.u, 0}, 1)
-		tests = append(tests,
-			struct {
-				name      string
-				got, want float64
-				tol       float64
-			}{name: "kai-p0-" + string(rune('a'+i)), got: p[0], want: v.p0, tol: 1e-12},
-			struct {
-				name      string
-				got, want float64
-				tol       float64
-			}{name: "kai-p1-" + string(rune('a'+i)), got: p[1], want: v.p1, tol: 1e-12})
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if !near(tc.got, tc.want, tc.tol) {
-				t.Errorf("got %v, want %v", tc.got, tc.want)
-			}
-		})
+	// DecayedUsage (one record) agrees with the table.
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	r := Record{GPUs: 2, Start: now.Add(-hl), Allocated: true}
+	if got, want := DecayedUsage(&r, now, hl), 2*d.integral(0, s); !near(got, want, 1e-6*want) {
+		t.Errorf("DecayedUsage = %v, want %v", got, want)
 	}
 }
 
