@@ -14,8 +14,10 @@ import (
 type AccountSpec struct {
 	// Name is unique across the whole tree.
 	Name string `yaml:"name" json:"name"`
-	// Shares is the budget weight relative to the siblings; default 1.
-	Shares float64 `yaml:"shares" json:"shares"`
+	// Shares is the budget weight relative to the siblings; absent means
+	// 1. Zero is allowed, as in Slurm: the account has no fair share of
+	// its own (it is served after every account with shares).
+	Shares *float64 `yaml:"shares" json:"shares,omitempty"`
 	// Children are the sub-budgets (programs, projects, users).
 	Children []AccountSpec `yaml:"children" json:"children,omitempty"`
 }
@@ -42,7 +44,7 @@ func (b *Budgets) Validate() error {
 				errs = append(errs, config.Errorf(field+".name", "duplicate account %q", s.Name))
 			}
 			seen[s.Name] = true
-			if s.Shares < 0 {
+			if s.Shares != nil && *s.Shares < 0 {
 				errs = append(errs, config.Errorf(field+".shares", "must not be negative"))
 			}
 			walk(field+".children", s.Children)
@@ -71,10 +73,23 @@ func ParseBudgets(data []byte) (*Budgets, error) {
 	return b, nil
 }
 
+// Shares returns a shares value for AccountSpec.Shares.
+func Shares(v float64) *float64 { return &v }
+
+// shares returns the account's shares, 1 when absent.
+func (s *AccountSpec) shares() float64 {
+	if s.Shares == nil {
+		return 1
+	}
+	return *s.Shares
+}
+
+// defaultShares writes the default 1 into every account without shares,
+// so that the budgets read back say what is in force.
 func defaultShares(specs []AccountSpec) {
 	for i := range specs {
-		if specs[i].Shares == 0 {
-			specs[i].Shares = 1
+		if specs[i].Shares == nil {
+			specs[i].Shares = Shares(1)
 		}
 		defaultShares(specs[i].Children)
 	}
@@ -113,15 +128,15 @@ func NewTree(b *Budgets) (*Tree, error) {
 	add = func(parent int, specs []AccountSpec) {
 		var sum float64
 		for _, s := range specs {
-			sum += s.Shares
+			sum += s.shares()
 		}
 		for _, s := range specs {
 			lvl := 0.0
 			if sum > 0 {
-				lvl = s.Shares / sum
+				lvl = s.shares() / sum
 			}
 			i := len(t.accounts)
-			t.accounts = append(t.accounts, Account{Name: s.Name, Parent: parent, Shares: s.Shares,
+			t.accounts = append(t.accounts, Account{Name: s.Name, Parent: parent, Shares: s.shares(),
 				Level: lvl, Norm: t.accounts[parent].Norm * lvl})
 			t.accounts[parent].Children = append(t.accounts[parent].Children, i)
 			t.index[s.Name] = i
@@ -144,7 +159,7 @@ func EqualTree(names []string) *Tree {
 	b := &Budgets{}
 	for _, n := range names {
 		if n != "" {
-			b.Accounts = append(b.Accounts, AccountSpec{Name: n, Shares: 1})
+			b.Accounts = append(b.Accounts, AccountSpec{Name: n, Shares: Shares(1)})
 		}
 	}
 	t, _ := NewTree(b) // cannot fail: names are unique, non-empty, shares 1
@@ -168,7 +183,7 @@ func (t *Tree) Budgets() *Budgets {
 	var spec func(i int) AccountSpec
 	spec = func(i int) AccountSpec {
 		a := t.accounts[i]
-		s := AccountSpec{Name: a.Name, Shares: a.Shares}
+		s := AccountSpec{Name: a.Name, Shares: Shares(a.Shares)}
 		for _, c := range a.Children {
 			s.Children = append(s.Children, spec(c))
 		}

@@ -100,9 +100,9 @@ func standingsFixture(b *testing.B) (*Budgets, []Record) {
 	b.Helper()
 	bud := &Budgets{}
 	for p := range 100 {
-		prog := AccountSpec{Name: fmt.Sprintf("p%03d", p), Shares: float64(1 + p%7)}
+		prog := AccountSpec{Name: fmt.Sprintf("p%03d", p), Shares: Shares(float64(1 + p%7))}
 		for q := range 100 {
-			prog.Children = append(prog.Children, AccountSpec{Name: fmt.Sprintf("p%03d-%03d", p, q), Shares: float64(1 + q%5)})
+			prog.Children = append(prog.Children, AccountSpec{Name: fmt.Sprintf("p%03d-%03d", p, q), Shares: Shares(float64(1 + q%5))})
 		}
 		bud.Accounts = append(bud.Accounts, prog)
 	}

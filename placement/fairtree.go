@@ -7,7 +7,8 @@ import (
 )
 
 // LevelFairShare returns Slurm Fair Tree's LF per account (fairshare.md
-// §2.5): (Shares/Σ sibling Shares) / (U/Σ sibling U), +Inf with no usage.
+// §2.5): (Shares/Σ sibling Shares) / (U/Σ sibling U), +Inf with no usage,
+// and 0 for an account with no shares.
 // usage is the subtree usage per account index.
 func LevelFairShare(t *Tree, usage []float64) []float64 {
 	lf := make([]float64, len(t.accounts))
@@ -18,6 +19,10 @@ func LevelFairShare(t *Tree, usage []float64) []float64 {
 			su += usage[c]
 		}
 		for _, c := range t.accounts[p].Children {
+			if t.accounts[c].Level == 0 {
+				lf[c] = 0 // no shares: no fair share, whatever the usage (as Slurm)
+				continue
+			}
 			if usage[c] <= 0 || su <= 0 {
 				lf[c] = math.Inf(1)
 				continue

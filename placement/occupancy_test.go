@@ -303,3 +303,43 @@ func TestOwedDeliveredSameBasis(t *testing.T) {
 		t.Errorf("a owed %v, delivered %v; want 80 and 80 (8 allocated GPUs for 10 h)", owed[i], delivered[i])
 	}
 }
+
+// TestZeroShares: `shares: 0` is kept (Slurm allows it), absent shares
+// are 1, and an account with no shares ranks below the accounts with
+// shares in Fair Tree, whatever their usage (its LF is 0).
+func TestZeroShares(t *testing.T) {
+	t.Parallel()
+	b, err := ParseBudgets([]byte("accounts:\n  - name: a\n  - name: z\n    shares: 0\n  - name: c\n    shares: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTree(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"a": 1, "z": 0, "c": 2} {
+		i, _ := tr.Lookup(name)
+		if got := tr.Accounts()[i].Shares; got != want {
+			t.Errorf("%s shares = %v, want %v", name, got, want)
+		}
+	}
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Account: "a", Workload: "wa", GPUs: 8, Start: now.Add(-5 * time.Hour), Allocated: true, MinRuntime: time.Hour},
+		{Account: "c", Workload: "wc", GPUs: 8, Start: now.Add(-5 * time.Hour), Allocated: true, MinRuntime: time.Hour},
+	}
+	st, err := Compute(tr, recs, now, 64, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, _ := st.Of("z")
+	for _, other := range []string{"a", "c"} {
+		o, _ := st.Of(other)
+		if !(z.Key < o.Key) || z.LevelFS == nil || *z.LevelFS != 0 {
+			t.Errorf("z (no shares, no usage): key %v, LF %v; %s: key %v; want z below", z.Key, z.LevelFS, other, o.Key)
+		}
+	}
+	if i, _ := tr.Lookup("z"); tr.Budgets().Accounts[1].Shares == nil || *tr.Budgets().Accounts[1].Shares != 0 || i != 2 {
+		t.Errorf("budgets read back lose z's 0 shares: %+v", tr.Budgets().Accounts[1])
+	}
+}

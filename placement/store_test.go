@@ -101,7 +101,7 @@ func TestViewIndexFollowsBudgets(t *testing.T) {
 	if v.Tree.Leaves() != 3 || v.Index[0] < 0 || v.Index[1] < 0 {
 		t.Fatalf("equal tree: %d leaves, index %v", v.Tree.Leaves(), v.Index)
 	}
-	if err := s.SetBudgets(&Budgets{Accounts: []AccountSpec{{Name: "a", Shares: 1}}}); err != nil {
+	if err := s.SetBudgets(&Budgets{Accounts: []AccountSpec{{Name: "a", Shares: Shares(1)}}}); err != nil {
 		t.Fatal(err)
 	}
 	if v, err = s.View(); err != nil {

@@ -93,3 +93,18 @@ func TestPlacementWithoutBudgets(t *testing.T) {
 		t.Errorf("with budgets, an account not in them = %d %s; want 404", w.Code, w.Body)
 	}
 }
+
+// TestZeroSharesOverREST: PUT /v1/budgets keeps an explicit 0 shares and
+// reads absent shares as 1.
+func TestZeroSharesOverREST(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	w := s.do("PUT", "/v1/budgets", `{"accounts":[{"name":"a","shares":0},{"name":"b"}]}`, "Content-Type", "application/json")
+	if w.Code != http.StatusOK {
+		t.Fatalf("PUT = %d %s", w.Code, w.Body)
+	}
+	got := s.do("GET", "/v1/budgets", "").Body.String()
+	if !strings.Contains(got, `{"name":"a","shares":0}`) || !strings.Contains(got, `{"name":"b","shares":1}`) {
+		t.Errorf("budgets = %s", got)
+	}
+}

@@ -120,7 +120,7 @@ func TestRunErrors(t *testing.T) {
 	t.Parallel()
 	g := model(t, "small-tree")
 	jobs := trace(t, "0,a,8,60,0\n")
-	tree, err := placement.NewTree(&placement.Budgets{Accounts: []placement.AccountSpec{{Name: "other", Shares: 1}}})
+	tree, err := placement.NewTree(&placement.Budgets{Accounts: []placement.AccountSpec{{Name: "other", Shares: placement.Shares(1)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 	if v, err := ps.View("a"); err != nil || len(v.Records) != 0 || v.Tree.Leaves() != 1 {
 		t.Fatalf("empty store: %v records, err %v", v.Records, err)
 	}
-	b := &placement.Budgets{Accounts: []placement.AccountSpec{{Name: "org", Children: []placement.AccountSpec{{Name: "a", Shares: 3}, {Name: "b"}}}}}
+	b := &placement.Budgets{Accounts: []placement.AccountSpec{{Name: "org", Children: []placement.AccountSpec{{Name: "a", Shares: placement.Shares(3)}, {Name: "b"}}}}}
 	if err := ps.SetBudgets(b); err != nil {
 		t.Fatal(err)
 	}
