@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toposcope/toposcope/topology"
 )
 
 func TestOccupancy(t *testing.T) {
@@ -70,14 +72,7 @@ func TestNodeBestFitPerNodeShape(t *testing.T) {
 		{Account: "a", Workload: "w1", GPUs: 6, Nodes: []string{"gpu005"}, Start: now.Add(-time.Hour)},
 		{Account: "a", Workload: "w2", GPUs: 4, Nodes: []string{"gpu006"}, Start: now.Add(-time.Hour)},
 	}
-	cl, err := NewCluster(g, recs, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, st := occupied(t, g, recs, now)
 	for _, tt := range []struct {
 		req  Request
 		want []NodeTake
@@ -107,14 +102,7 @@ func TestDomainTightness(t *testing.T) {
 		{Account: "a", Workload: "w1", GPUs: 40, Nodes: hostnames("gb%03d", 1, 10), Start: now.Add(-time.Hour)},  // nvl01: 32 free
 		{Account: "a", Workload: "w2", GPUs: 64, Nodes: hostnames("gb%03d", 19, 34), Start: now.Add(-time.Hour)}, // nvl02: 8 free
 	}
-	cl, err := NewCluster(g, recs, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, st := occupied(t, g, recs, now)
 	for _, within := range []Scope{ScopeDomain, ScopeNone} {
 		res, err := Place(cl, st, Request{Account: "b", GPUs: 4, Duration: time.Hour, Within: within}, DefaultConfig())
 		if err != nil {
@@ -143,14 +131,7 @@ func TestKeepWholeFreeSwitches(t *testing.T) {
 	g := model(t, "fat-tree-512") // 16 leaves of 32 nodes, 4 per spine, no domains
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	recs := []Record{{Account: "a", Workload: "w1", GPUs: 8, Nodes: []string{"gpu001"}, Start: now.Add(-time.Hour)}}
-	cl, err := NewCluster(g, recs, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, st := occupied(t, g, recs, now)
 	cfg := DefaultConfig()
 	cfg.MaxCandidates = 20
 	res, err := Place(cl, st, Request{Account: "b", GPUs: 8, Duration: time.Hour, Within: ScopeLeaf}, cfg)
@@ -205,14 +186,7 @@ func TestVictimProportionAndResumable(t *testing.T) {
 	for i := 10; i <= 16; i++ { // the rest of leaf2 full with 8-GPU jobs
 		recs = append(recs, Record{Account: "a", Workload: fmt.Sprintf("w%d", i), GPUs: 8, Nodes: []string{fmt.Sprintf("gpu%03d", i)}, Start: now.Add(-time.Hour)})
 	}
-	cl, err := NewCluster(g, recs, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, st := occupied(t, g, recs, now)
 	cfg := DefaultConfig()
 	res, err := Place(cl, st, Request{Account: "b", GPUs: 4, Duration: time.Hour, MinRuntime: time.Hour}, cfg)
 	if err != nil {
@@ -264,14 +238,7 @@ func TestHorizonVictimReason(t *testing.T) {
 		recs = append(recs, Record{Account: "a", Workload: fmt.Sprintf("w%d", i), GPUs: 8, Nodes: []string{fmt.Sprintf("gpu%03d", i)},
 			Start: now.Add(-time.Hour), MinRuntime: 2 * time.Hour, Allocated: true})
 	}
-	cl, err := NewCluster(g, recs, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, st := occupied(t, g, recs, now)
 	res, err := Place(cl, st, Request{Account: "b", GPUs: 8, Duration: time.Hour, MinRuntime: time.Hour}, DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -342,4 +309,19 @@ func TestZeroShares(t *testing.T) {
 	if i, _ := tr.Lookup("z"); tr.Budgets().Accounts[1].Shares == nil || *tr.Budgets().Accounts[1].Shares != 0 || i != 2 {
 		t.Errorf("budgets read back lose z's 0 shares: %+v", tr.Budgets().Accounts[1])
 	}
+}
+
+// occupied places recs on g at now and computes the standings of
+// accounts a and b with equal shares.
+func occupied(t *testing.T, g *topology.Graph, recs []Record, now time.Time) (*Cluster, *Standings) {
+	t.Helper()
+	cl, err := NewCluster(g, recs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compute(EqualTree([]string{"a", "b"}), recs, now, cl.GPUs(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, st
 }
