@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/topology"
 	"github.com/toposcope/toposcope/topology/outline"
 )
@@ -51,29 +52,16 @@ func fabric(t *testing.T) *topology.Graph {
 	return g
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func check(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestDOT(t *testing.T) {
 	t.Parallel()
 	g := fabric(t)
 	got := outline.AppendDOT(nil, topology.Summarize(g))
-	golden(t, "fabric.dot", got)
+	check(t, "fabric.dot", got)
 	// Its size follows switches and domains: one line per switch, edge,
 	// domain and domain edge, never one per node.
 	if lines := bytes.Count(got, []byte("\n")); lines > 2*len(g.Switches())+2*len(g.Domains())+10 {
@@ -103,7 +91,7 @@ func TestText(t *testing.T) {
 			if err := outline.WriteText(&b, s, tt.opts); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "fabric-"+tt.name+".txt", b.Bytes())
+			check(t, "fabric-"+tt.name+".txt", b.Bytes())
 		})
 	}
 }
@@ -117,7 +105,7 @@ func TestPath(t *testing.T) {
 		if err != nil || !found {
 			t.Fatalf("%s: found %v, %v", node, found, err)
 		}
-		golden(t, "path-"+node+".txt", b.Bytes())
+		check(t, "path-"+node+".txt", b.Bytes())
 		if !strings.Contains(b.String(), node+" · ") {
 			t.Errorf("%s: the path does not end at the node:\n%s", node, b.String())
 		}

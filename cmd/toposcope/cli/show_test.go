@@ -4,35 +4,19 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
+	"github.com/toposcope/toposcope/internal/testenv/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func golden(t *testing.T, name, got string) {
+func check(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got), *update)
 }
 
 // TestShow draws bundled models in a terminal and checks the drawings
@@ -57,7 +41,7 @@ func TestShow(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
-			golden(t, tt.golden, r.stdout)
+			check(t, tt.golden, r.stdout)
 		})
 	}
 	for _, bad := range []struct {
