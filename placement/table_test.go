@@ -3,10 +3,11 @@ package placement
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -32,18 +33,7 @@ func TestWriteTableGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("output differs from %s (run with -update):\n%s", path, buf.String())
-			}
+			goldenfile.Check(t, path, buf.Bytes(), *update)
 		})
 	}
 }

@@ -1,18 +1,17 @@
 package slurm
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/hostlist"
+	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/topology"
@@ -237,21 +236,5 @@ func body(s string) string {
 // golden compares got with testdata/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update)
 }

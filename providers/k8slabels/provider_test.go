@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/k8slabels"
@@ -284,20 +284,5 @@ func golden(t *testing.T, file string, g *topology.Graph) {
 	if err := enc.Encode(g); err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("%s differs:\n%s", file, buf.String())
-	}
+	goldenfile.Check(t, file, buf.Bytes(), *update)
 }

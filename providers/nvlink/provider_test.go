@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -85,18 +86,7 @@ func TestOutputDirGolden(t *testing.T) {
 	}
 	got := graphJSON(t, g)
 	const path = "testdata/cluster.golden.json"
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("graph differs from %s (go test -update):\n%s", path, got)
-	}
+	goldenfile.Check(t, path, got, *update)
 	if len(g.Domains()) != 2 || len(g.NodesWithoutDomain()) != 1 || len(g.Domains()[0].SubDomains) != 1 {
 		t.Errorf("domains %+v, without %v", g.Domains(), g.NodesWithoutDomain())
 	}

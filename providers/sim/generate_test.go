@@ -1,14 +1,13 @@
 package sim
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -153,18 +152,7 @@ func TestGenerateGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", tt.file)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("Generate(%+v) differs from %s (run go test -update after checking):\n%s", tt.opts, path, got)
-			}
+			goldenfile.Check(t, path, got, *update)
 		})
 	}
 }
