@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toposcope/toposcope/internal/testenv/proctest"
 	"github.com/toposcope/toposcope/service/store"
 )
 
@@ -23,7 +24,7 @@ type serveProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	base   string
-	stderr *syncBuffer
+	stderr *proctest.Output
 	exited chan error
 }
 
@@ -32,7 +33,7 @@ var listening = regexp.MustCompile(`listening on (https?://\S+)`)
 // startService starts the binary and waits until it prints its address.
 func startService(t *testing.T, bin, cfgPath string) *serveProc {
 	t.Helper()
-	s := &serveProc{t: t, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	s := &serveProc{t: t, stderr: &proctest.Output{}, exited: make(chan error, 1)}
 	s.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug", "--allow-root")
 	s.cmd.Stderr = s.stderr
 	out, err := s.cmd.StdoutPipe()

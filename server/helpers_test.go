@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/internal/testenv/proctest"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
@@ -32,24 +31,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // stack is the whole service in-process: real store, registry, sim
 // provider, loop and requests, behind the real router.
 type stack struct {
@@ -58,7 +39,7 @@ type stack struct {
 	loop      *service.Loop
 	store     *store.Store
 	reqs      *service.Requests
-	logs      *syncBuffer
+	logs      *proctest.Output
 	metrics   *prometheus.Registry
 	modelPath string
 	storePath string
@@ -93,7 +74,7 @@ func writeModel(t testing.TB, path string, nodes int) []byte {
 func newStack(t testing.TB, o stackOpts) *stack {
 	t.Helper()
 	dir := t.TempDir()
-	s := &stack{t: t, logs: &syncBuffer{}, modelPath: filepath.Join(dir, "model.yaml"), storePath: filepath.Join(dir, "store.db")}
+	s := &stack{t: t, logs: &proctest.Output{}, modelPath: filepath.Join(dir, "model.yaml"), storePath: filepath.Join(dir, "store.db")}
 	if o.model == nil {
 		o.model = writeModel(t, "", 100)
 	}

@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,34 +19,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/internal/testenv/proctest"
 )
 
 // deadline bounds every wait of the failover test; the test polls.
 const deadline = 2 * time.Minute
 
-// lockedBuffer is a bytes.Buffer safe for one writer and many readers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // replica is a running `toposcope serve` process.
 type replica struct {
 	cmd            *exec.Cmd
 	base           string
-	stdout, stderr *lockedBuffer
+	stdout, stderr *proctest.Output
 	exited         chan error
 }
 
@@ -56,7 +37,7 @@ var listeningOn = regexp.MustCompile(`listening on (https?://\S+)`)
 
 func startReplica(t *testing.T, bin, cfgPath string) *replica {
 	t.Helper()
-	r := &replica{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	r := &replica{stdout: &proctest.Output{}, stderr: &proctest.Output{}, exited: make(chan error, 1)}
 	r.cmd = exec.Command(bin, "serve", "--config", cfgPath, "--log-level", "debug", "--allow-root")
 	r.cmd.Stderr = r.stderr
 	out, err := r.cmd.StdoutPipe()

@@ -8,16 +8,16 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
+	"github.com/toposcope/toposcope/internal/testenv/proctest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/infiniband"
@@ -51,27 +51,9 @@ func node(t *testing.T, doc string) *yaml.Node {
 	return n.Content[0]
 }
 
-// logBuffer collects log lines, safely across goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func build(t *testing.T, doc string) (providers.Provider, *logBuffer) {
+func build(t *testing.T, doc string) (providers.Provider, *proctest.Output) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &proctest.Output{}
 	p, err := merge.NewFactory(lookup).New(node(t, doc), "params", providers.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -375,22 +357,7 @@ func golden(t *testing.T, file string, g *topology.Graph) {
 	if err := enc.Encode(g); err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("%s differs:\n%s", file, buf.String())
-	}
+	goldenfile.Check(t, file, buf.Bytes(), *update)
 }
 
 // agentReports is a fixed set of agent reports, as the server's store
