@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+	"time"
 
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/topology"
 	"github.com/toposcope/toposcope/topology/outline"
 )
@@ -18,23 +20,65 @@ const (
 	variantDOTNodes   = "dot-nodes"
 )
 
-// encodings holds the documents of one graph, each encoded the first
-// time it is asked for: GET /v1/graph of an unchanged topology copies
-// bytes instead of encoding 100,000 nodes again.
-type encodings struct {
+// derived is what the server computes from one graph and keeps while that
+// graph is current: its summary (views and DOT), its unoccupied placement
+// cluster (occupied by the ledger on each request instead of indexing
+// 100,000 nodes again) and its encoded documents (GET /v1/graph copies
+// bytes instead of encoding again). Each is made the first time it is
+// asked for.
+type derived struct {
 	graph *topology.Graph
-	mu    sync.Mutex
-	docs  map[string][]byte
+
+	summaryOnce sync.Once
+	summary     *topology.Summary
+
+	clusterOnce sync.Once
+	cluster     *placement.Cluster
+	clusterErr  error
+
+	mu   sync.Mutex // guards docs
+	docs map[string][]byte
 }
 
-// encoded returns the document variant of g. Documents of the current
-// graph are kept until the graph changes; those of other graphs (stored
-// snapshots) are encoded for the one request.
-func (h *handlers) encoded(g *topology.Graph, current bool, variant string) ([]byte, error) {
+// derivedOf returns the derived values of g. Those of the current graph
+// (current true) are kept until another graph becomes current; those of
+// any other graph (a stored snapshot) are made for the one request and
+// never replace the current graph's.
+func (h *handlers) derivedOf(g *topology.Graph, current bool) *derived {
+	if !current {
+		return &derived{graph: g, docs: map[string][]byte{}}
+	}
+	for {
+		d := h.derived.Load()
+		if d != nil && d.graph == g {
+			return d
+		}
+		fresh := &derived{graph: g, docs: map[string][]byte{}}
+		if h.derived.CompareAndSwap(d, fresh) {
+			return fresh
+		}
+	}
+}
+
+// Summary returns the graph's summary.
+func (d *derived) Summary() *topology.Summary {
+	d.summaryOnce.Do(func() { d.summary = topology.Summarize(d.graph) })
+	return d.summary
+}
+
+// Cluster returns the graph's unoccupied placement cluster; Occupy gives
+// it a ledger and an instant.
+func (d *derived) Cluster() (*placement.Cluster, error) {
+	d.clusterOnce.Do(func() { d.cluster, d.clusterErr = placement.NewCluster(d.graph, nil, time.Time{}) })
+	return d.cluster, d.clusterErr
+}
+
+// Document returns the graph's document variant, encoded once. The
+// indented JSON is made on each request from the kept compact one: a
+// reading aid is not worth keeping a second, larger copy.
+func (d *derived) Document(variant string) ([]byte, error) {
 	if variant == variantJSONPretty {
-		// Indented on each request from the kept compact document: a
-		// reading aid is not worth keeping a second, larger copy.
-		compact, err := h.encoded(g, current, variantJSON)
+		compact, err := d.Document(variantJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -43,45 +87,30 @@ func (h *handlers) encoded(g *topology.Graph, current bool, variant string) ([]b
 		err = json.Indent(&out, compact, "", "  ")
 		return out.Bytes(), err
 	}
-	if !current {
-		return h.encode(g, variant)
-	}
-	e := h.encCache.Load()
-	if e == nil || e.graph != g {
-		fresh := &encodings{graph: g, docs: map[string][]byte{}}
-		if h.encCache.CompareAndSwap(e, fresh) {
-			e = fresh
-		} else if e = h.encCache.Load(); e.graph != g {
-			return h.encode(g, variant) // a newer graph won the race
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if doc, ok := e.docs[variant]; ok {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if doc, ok := d.docs[variant]; ok {
 		return doc, nil
 	}
-	doc, err := h.encode(g, variant)
-	if err != nil {
-		return nil, err
-	}
-	e.docs[variant] = doc
-	return doc, nil
-}
-
-// encode builds one document.
-func (h *handlers) encode(g *topology.Graph, variant string) ([]byte, error) {
+	var doc []byte
 	if variant == variantDOT {
-		return outline.AppendDOT(nil, h.summary(g)), nil
-	}
-	var buf bytes.Buffer
-	s := &streamer{w: bufio.NewWriterSize(&buf, 64<<10)}
-	if variant == variantDOTNodes {
-		s.dot(g)
+		doc = outline.AppendDOT(nil, d.Summary())
 	} else {
-		s.json(g)
+		var buf bytes.Buffer
+		s := &streamer{w: bufio.NewWriterSize(&buf, 64<<10)}
+		if variant == variantDOTNodes {
+			s.dot(d.graph)
+		} else {
+			s.json(d.graph)
+		}
+		if err := s.w.Flush(); err != nil {
+			return nil, err
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		doc = buf.Bytes()
 	}
-	if err := s.w.Flush(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), s.err
+	d.docs[variant] = doc
+	return doc, nil
 }

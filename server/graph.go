@@ -82,7 +82,7 @@ func (h *handlers) graph(c *gin.Context) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	doc, err := h.encoded(g, current, variant)
+	doc, err := h.derivedOf(g, current).Document(variant)
 	if err != nil {
 		h.fail(c, err)
 		return

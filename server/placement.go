@@ -10,7 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/placement"
-	"github.com/toposcope/toposcope/topology"
+	"github.com/toposcope/toposcope/service"
 )
 
 // placementRequest is the body of POST /v1/placements: a request plus
@@ -24,7 +24,7 @@ type placementRequest struct {
 // placementState builds the cluster and standings for the current
 // topology and the in-memory ledger.
 func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ...string) (*placement.Cluster, *placement.Standings, bool) {
-	cl, view, ok := h.occupied(c, extra...)
+	_, cl, view, ok := h.occupied(c, extra...)
 	if !ok {
 		return nil, nil, false
 	}
@@ -37,22 +37,24 @@ func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ..
 }
 
 // occupied builds the cluster of the current topology occupied by the
-// in-memory ledger, and returns the ledger view it was built from.
-func (h *handlers) occupied(c *gin.Context, extra ...string) (*placement.Cluster, placement.View, bool) {
+// in-memory ledger, and returns the state whose graph it was built on
+// and the ledger view it was built from: a caller that also reads the
+// graph reads the same one, even when a discovery lands meanwhile.
+func (h *handlers) occupied(c *gin.Context, extra ...string) (*service.State, *placement.Cluster, placement.View, bool) {
 	st, ok := h.current(c)
 	if !ok {
-		return nil, placement.View{}, false
+		return nil, nil, placement.View{}, false
 	}
 	view, err := h.Placement.View(extra...)
 	if err != nil {
 		h.fail(c, err)
-		return nil, view, false
+		return nil, nil, view, false
 	}
 	now := h.Now()
-	base, err := h.emptyCluster(st.Graph, now)
+	base, err := h.derivedOf(st.Graph, true).Cluster()
 	if err != nil {
 		h.fail(c, err)
-		return nil, view, false
+		return nil, nil, view, false
 	}
 	cl, err := base.Occupy(view.Records, now)
 	if err != nil {
@@ -64,30 +66,10 @@ func (h *handlers) occupied(c *gin.Context, extra ...string) (*placement.Cluster
 		c.Header("X-Toposcope-Ignored-Records", strings.Join(bad, ","))
 		if cl, err = base.Occupy(keep, now); err != nil {
 			h.fail(c, err)
-			return nil, view, false
+			return nil, nil, view, false
 		}
 	}
-	return cl, view, true
-}
-
-// emptyCluster returns the unoccupied cluster of g, built once per
-// graph: occupying it for each request skips indexing 100,000 nodes again.
-func (h *handlers) emptyCluster(g *topology.Graph, now time.Time) (*placement.Cluster, error) {
-	if e := h.clusterCache.Load(); e != nil && e.graph == g {
-		return e.cluster, nil
-	}
-	cl, err := placement.NewCluster(g, nil, now)
-	if err != nil {
-		return nil, err
-	}
-	h.clusterCache.Store(&clusterEntry{graph: g, cluster: cl})
-	return cl, nil
-}
-
-// clusterEntry is the unoccupied cluster of one graph.
-type clusterEntry struct {
-	graph   *topology.Graph
-	cluster *placement.Cluster
+	return st, cl, view, true
 }
 
 // placements answers POST /v1/placements with ranked, explained candidates.

@@ -26,7 +26,6 @@ import (
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
-	"github.com/toposcope/toposcope/topology"
 )
 
 // Deps are the router's dependencies.
@@ -68,13 +67,8 @@ type handlers struct {
 	latency      *prometheus.HistogramVec
 	// assets are the web view's files.
 	assets map[string]asset
-	// clusterCache is the unoccupied placement cluster of the newest
-	// graph a placement or view request asked for.
-	clusterCache atomic.Pointer[clusterEntry]
-	// encCache holds the encoded documents of the current graph.
-	encCache atomic.Pointer[encodings]
-	// summaryCache is the Summary of the newest graph a view asked for.
-	summaryCache atomic.Pointer[topology.Summary]
+	// derived holds what is computed from the current graph (derived.go).
+	derived atomic.Pointer[derived]
 }
 
 // New builds the router.

@@ -19,16 +19,6 @@ const (
 	maxFindLimit     = 200
 )
 
-// summary returns the Summary of g, computed once per graph.
-func (h *handlers) summary(g *topology.Graph) *topology.Summary {
-	if s := h.summaryCache.Load(); s != nil && s.Graph() == g {
-		return s
-	}
-	s := topology.Summarize(g)
-	h.summaryCache.Store(s)
-	return s
-}
-
 // treeSwitch is one switch of GET /v1/tree: what is below it and how its
 // GPUs are held.
 type treeSwitch struct {
@@ -72,13 +62,12 @@ type treeJSON struct {
 // aggregated, with the occupancy from the placement ledger, so that a
 // view of 100,000 nodes loads one switch at a time.
 func (h *handlers) tree(c *gin.Context) {
-	cl, _, ok := h.occupied(c)
+	st, cl, _, ok := h.occupied(c)
 	if !ok {
 		return
 	}
-	st := h.Loop.State()
 	g := st.Graph
-	sum := h.summary(g)
+	sum := h.derivedOf(g, true).Summary()
 	cfg := placement.DefaultConfig()
 	occ := cl.SwitchOccupancy(cfg)
 	out := treeJSON{Snapshot: st.Snapshot.ID, Total: sum.Total, Depth: g.Depth(), Path: []pathEntry{}, Children: []treeSwitch{}, Nodes: []treeNode{}}
@@ -152,11 +141,10 @@ type heatCell struct {
 // under it, in fabric order (a depth-first walk from the roots), with the
 // occupancy of its GPUs from the placement ledger.
 func (h *handlers) heatmap(c *gin.Context) {
-	cl, view, ok := h.occupied(c)
+	st, cl, view, ok := h.occupied(c)
 	if !ok {
 		return
 	}
-	st := h.Loop.State()
 	g := st.Graph
 	occ := cl.SwitchOccupancy(placement.DefaultConfig())
 	cells := []heatCell{}
