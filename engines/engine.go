@@ -61,6 +61,10 @@ type Deps struct {
 	Stdout io.Writer
 	// Now returns the current time.
 	Now func() time.Time
+	// RenderOnly says the engine will only be asked to Render, never to
+	// Publish: an engine that publishes to a cluster then needs no
+	// client (a request for an engine the operator did not configure).
+	RenderOnly bool
 }
 
 // WithDefaults fills unset dependencies.

@@ -40,6 +40,28 @@ func (h *handlers) topology(c *gin.Context) {
 		h.fail(c, badParam("uid", "query parameter uid is required"))
 		return
 	}
+	h.answer(c, id)
+}
+
+// lookup is Topograph's POST /v1/lookup: the body of a POST
+// /v1/generate, answered as GET /v1/topology answers its request ID,
+// without submitting anything.
+func (h *handlers) lookup(c *gin.Context) {
+	req, err := service.DecodeGenerateRequest(c.Request.Body)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	id, err := h.Requests.Lookup(req)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.answer(c, id)
+}
+
+// answer writes the state of request id.
+func (h *handlers) answer(c *gin.Context, id string) {
 	res, body, err := h.Requests.Result(id)
 	if err != nil {
 		h.fail(c, err)

@@ -46,7 +46,7 @@ func (h *handlers) render(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	eng, err := ef.New(&params, "params", engines.Deps{Logger: h.log.With("engine", name), Stdout: io.Discard, Now: h.Now}.WithDefaults())
+	eng, err := ef.New(&params, "params", engines.Deps{Logger: h.log.With("engine", name), Stdout: io.Discard, Now: h.Now, RenderOnly: true}.WithDefaults())
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -132,6 +132,7 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1 := r.Group("/v1")
 	v1.POST("/generate", write, h.generate)
 	v1.GET("/topology", read, h.topology)
+	v1.POST("/lookup", read, h.lookup)
 	v1.GET("/graph", read, h.graph)
 	v1.GET("/nodes/*name", read, h.node)
 	v1.GET("/switches/*id", read, h.switchByID)

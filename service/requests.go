@@ -96,10 +96,10 @@ type job struct {
 // the discovery outlives the answer. It returns the request ID and
 // whether an identical request was already in flight.
 func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bool, error) {
-	if err := r.fill(req); err != nil {
+	id, err := r.Lookup(req)
+	if err != nil {
 		return "", false, err
 	}
-	id := req.ID()
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -138,6 +138,19 @@ func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bo
 	r.deps.Metrics.requests.WithLabelValues("accepted").Inc()
 	r.start(ctx, j)
 	return id, false, nil
+}
+
+// Lookup normalizes req as Submit does (Topograph's names and
+// parameters mapped, the configured provider and engine filled in) and
+// returns its request ID, without submitting it.
+func (r *Requests) Lookup(req *GenerateRequest) (string, error) {
+	if err := r.fromTopograph(req); err != nil {
+		return "", err
+	}
+	if err := r.fill(req); err != nil {
+		return "", err
+	}
+	return req.ID(), nil
 }
 
 // fill applies the configured provider and engine to a request that
@@ -197,7 +210,7 @@ func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) 
 		base, j.publish = &ce.Params, r.deps.Server.Publish && r.deps.Guard != nil
 	}
 	if j.eng, err = r.deps.Registry.EngineForRequest(req.Engine.Name, "engine", base, en, engines.Deps{
-		Logger: r.deps.Logger.With("engine", req.Engine.Name), Stdout: j.stdout, Now: r.deps.Now,
+		Logger: r.deps.Logger.With("engine", req.Engine.Name), Stdout: j.stdout, Now: r.deps.Now, RenderOnly: !j.publish,
 	}); err != nil {
 		return j, err
 	}

@@ -85,6 +85,9 @@ func factory(s Scheduler, summary string) engines.Factory {
 			if err := config.Decode(params, &cfg, prefix); err != nil {
 				return nil, err
 			}
+			if deps.RenderOnly {
+				cfg.Mode = kube.ModePrint // no client needed to render
+			}
 			clients, err := kube.ClientsFor(&cfg.ClientConfig, cfg.Mode)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.Engine, err)

@@ -150,12 +150,17 @@ func TestRunErrors(t *testing.T) {
 // start no earlier than it was submitted.
 func TestPoliciesOnBundledModels(t *testing.T) {
 	t.Parallel()
-	jobs, err := simulate.Synthetic(simulate.SyntheticOptions{Jobs: 400, Seed: 11, MaxGPUs: 64, MeanInterarrival: 60})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, info := range sim.Bundled() {
 		g := model(t, info.Name)
+		gpus := 0
+		for _, n := range g.Nodes() {
+			gpus += n.GPUs
+		}
+		// Jobs up to 64 GPUs, or the whole of a smaller model.
+		jobs, err := simulate.Synthetic(simulate.SyntheticOptions{Jobs: 400, Seed: 11, MaxGPUs: min(64, gpus), MeanInterarrival: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, within := range []placement.Scope{placement.ScopeLeaf, placement.ScopeDomain, simulate.ScopeNone} {
 			for _, p := range simulate.Policies() {
 				r, err := simulate.Run(g, jobs, p, simulate.Options{Within: within})
