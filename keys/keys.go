@@ -41,6 +41,18 @@ const (
 	HCAs = Prefix + "hcas"
 )
 
+// Node annotations that NVIDIA Topograph's node-data-broker writes, read
+// when toposcope's own are absent, so that a cluster moving from
+// Topograph keeps its instance mapping and NVLink cliques.
+const (
+	// TopographInstance is the provider's instance ID of the node.
+	TopographInstance = "topograph.run/instance"
+	// TopographRegion is the node's cloud region.
+	TopographRegion = "topograph.run/region"
+	// TopographClusterID is the NVLink domain, <ClusterUUID>.<CliqueID>.
+	TopographClusterID = "topograph.run/cluster-id"
+)
+
 // Annotations the Slinky engine sets on the topology ConfigMap.
 const (
 	// Generation counts the content changes: 1 at creation, one more at

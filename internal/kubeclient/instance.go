@@ -17,10 +17,12 @@ type Instance struct {
 	// "azure", ...); empty without a provider ID.
 	Provider string
 	// InstanceID is the provider's ID of the machine: from the
-	// toposcope.io/instance-id annotation, else from spec.providerID.
+	// toposcope.io/instance-id annotation, else Topograph's
+	// topograph.run/instance, else from spec.providerID.
 	InstanceID string
-	// Region and Zone: the toposcope.io/region annotation, else the
-	// topology.kubernetes.io labels, else what the provider ID implies.
+	// Region and Zone: the toposcope.io/region annotation, else
+	// Topograph's topograph.run/region, else the topology.kubernetes.io
+	// labels, else what the provider ID implies.
 	Region, Zone string
 }
 
@@ -29,6 +31,9 @@ func InstanceOf(n *corev1.Node) Instance {
 	in := ParseProviderID(n.Spec.ProviderID)
 	in.Node = n.Name
 	in.Hostname = n.Labels[keys.Hostname]
+	if v := n.Annotations[keys.TopographInstance]; v != "" {
+		in.InstanceID = v
+	}
 	if v := n.Annotations[keys.InstanceID]; v != "" {
 		in.InstanceID = v
 	}
@@ -36,6 +41,9 @@ func InstanceOf(n *corev1.Node) Instance {
 		in.Zone = v
 	}
 	if v := n.Labels[keys.TopologyRegion]; v != "" {
+		in.Region = v
+	}
+	if v := n.Annotations[keys.TopographRegion]; v != "" {
 		in.Region = v
 	}
 	if v := n.Annotations[keys.Region]; v != "" {

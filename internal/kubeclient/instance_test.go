@@ -51,4 +51,14 @@ func TestInstanceOf(t *testing.T) {
 	if got != want {
 		t.Errorf("InstanceOf = %+v, want %+v", got, want)
 	}
+	// Topograph's node-data-broker annotations count when toposcope's
+	// are absent, and lose to them when present.
+	broker := map[string]string{keys.TopographInstance: "i-broker", keys.TopographRegion: "us-east-2"}
+	if got := InstanceOf(node("n1", nil, broker, "aws:///us-west-2b/i-0abc")); got.InstanceID != "i-broker" || got.Region != "us-east-2" {
+		t.Errorf("with Topograph's annotations: %+v", got)
+	}
+	broker[keys.InstanceID], broker[keys.Region] = "i-ours", "eu-1"
+	if got := InstanceOf(node("n1", nil, broker, "")); got.InstanceID != "i-ours" || got.Region != "eu-1" {
+		t.Errorf("with both: %+v", got)
+	}
 }

@@ -197,20 +197,25 @@ func describeParent(id, key string) string {
 // nvidia.com/gpu.clique label (a label that disagrees is a conflict), the
 // rack as sub-domain when no sub-domain label is configured.
 func agentClique(n *corev1.Node, p *placement) error {
-	v := strings.TrimSpace(n.Annotations[keys.NVLinkClique])
+	key := keys.NVLinkClique
+	v := strings.TrimSpace(n.Annotations[key])
+	if v == "" {
+		key = keys.TopographClusterID // Topograph's node-data-broker
+		v = strings.TrimSpace(n.Annotations[key])
+	}
 	if v == "" {
 		return nil
 	}
 	cl, err := nvlink.ParseCliqueLabel(v)
 	if err != nil {
-		return fmt.Errorf("node %q: annotation %s=%q: %w: %w", n.Name, keys.NVLinkClique, v, ErrBadLabel, err)
+		return fmt.Errorf("node %q: annotation %s=%q: %w: %w", n.Name, key, v, ErrBadLabel, err)
 	}
 	switch {
 	case p.domain == "":
-		p.domain, p.domainKey = cl.String(), keys.NVLinkClique
+		p.domain, p.domainKey = cl.String(), key
 	case p.domain != cl.String():
 		return fmt.Errorf("node %q: label %s=%q but annotation %s=%q: %w",
-			n.Name, nvlink.CliqueLabel, n.Labels[nvlink.CliqueLabel], keys.NVLinkClique, v, ErrConflict)
+			n.Name, nvlink.CliqueLabel, n.Labels[nvlink.CliqueLabel], key, v, ErrConflict)
 	}
 	if p.sub == "" {
 		if r := strings.TrimSpace(n.Annotations[keys.NVLinkRack]); r != "" {

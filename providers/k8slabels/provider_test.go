@@ -109,6 +109,10 @@ func TestPlacement(t *testing.T) {
 			map[string]string{keys.NVLinkClique: clique}},
 		{"agent annotations off", func(c *k8slabels.Config) { c.AgentAnnotations = false }, nil, nil, "", "",
 			map[string]string{keys.NVLinkClique: clique}},
+		{"Topograph broker's cluster-id", nil, aws("nn-1"), []string{"nn-1"}, clique, "",
+			map[string]string{keys.TopographClusterID: clique}},
+		{"toposcope's annotation wins over the broker's", nil, nil, nil, clique, "",
+			map[string]string{keys.NVLinkClique: clique, keys.TopographClusterID: "not.checked"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
