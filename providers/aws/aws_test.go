@@ -51,7 +51,7 @@ func newProvider(t testing.TB, url string, log *slog.Logger, names map[string]st
 	if mut != nil {
 		mut(&cfg)
 	}
-	p, err := aws.New(cfg, providers.Deps{Logger: log}, aws.WithGetenv(func(string) string { return "" }))
+	p, err := aws.New(cfg, providers.Deps{Logger: log}, aws.WithGetenv(func(string) string { return "" }), aws.WithChain(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestCredentials(t *testing.T) {
 			defer srv.Close()
 			cfg := aws.DefaultConfig()
 			cfg.Region, cfg.Endpoint = "us-west-2", srv.URL
-			p, err := aws.New(cfg, providers.Deps{}, aws.WithGetenv(func(k string) string { return tt.env[k] }))
+			p, err := aws.New(cfg, providers.Deps{}, aws.WithGetenv(func(k string) string { return tt.env[k] }), aws.WithChain(nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +255,6 @@ func TestFactoryExampleAndValidation(t *testing.T) {
 		name, params, wantErr string
 	}{
 		{"example", f.Example, ""},
-		{"no region", "endpoint: http://127.0.0.1:1", "params.region"},
 		{"bad page size", "region: r\npageSize: 500", "params.pageSize"},
 		{"bad endpoint", "region: r\nendpoint: ftp://x", "params.endpoint"},
 		{"bad retry", "region: r\nretry: {maxAttempts: 99}", "params.retry.maxAttempts"},

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
@@ -23,7 +22,9 @@ const (
 
 // Config is the aws provider's configuration.
 type Config struct {
-	// Region is the EC2 region (required unless Snapshot is set).
+	// Region is the EC2 region of the nodes a request gives no region
+	// for (nodes[].region), and of a discovery of everything. Empty: the
+	// SDK's region (AWS_REGION, the shared config, or IMDS on EC2).
 	Region string `yaml:"region,omitempty" request:"true"`
 	// Endpoint overrides the EC2 endpoint (private endpoint, proxy,
 	// emulator), e.g. https://ec2.us-west-2.amazonaws.com.
@@ -66,9 +67,6 @@ func DefaultConfig() Config {
 // Validate reports every invalid field as config.FieldErrors.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Snapshot == nil && strings.TrimSpace(c.Region) == "" {
-		errs = append(errs, config.Errorf("region", "is required (e.g. us-west-2)"))
-	}
 	if c.Endpoint != "" {
 		u, err := url.Parse(c.Endpoint)
 		switch {

@@ -3,6 +3,7 @@ package aws
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -19,29 +20,48 @@ const (
 	CredSessionToken    = "sessionToken"
 )
 
-// resolveCredentials picks the credentials of a discovery: the request's,
-// then the credentials file's, then the environment's.
-func (p *Provider) resolveCredentials(rc providers.Credentials) (awssdk.Credentials, error) {
+// resolveCredentials picks the credentials of a discovery: the
+// request's, then the credentials file's, then the environment's
+// AWS_ACCESS_KEY_ID, then the SDK's default chain (shared files, IRSA web
+// identity, EKS Pod Identity, IMDS). It returns the provider the EC2
+// client signs with and what it gave, for scrubbing errors.
+func (p *Provider) resolveCredentials(ctx context.Context, rc providers.Credentials) (awssdk.CredentialsProvider, awssdk.Credentials, error) {
+	static := func(c awssdk.Credentials) (awssdk.CredentialsProvider, awssdk.Credentials, error) {
+		return awssdk.NewCredentialsCache(staticCreds(c)), c, nil
+	}
 	if rc.Len() > 0 {
 		id, okID := rc.Get(CredAccessKeyID)
 		secret, okSecret := rc.Get(CredSecretAccessKey)
 		tok, _ := rc.Get(CredSessionToken)
 		if !okID || !okSecret {
-			return awssdk.Credentials{}, fmt.Errorf("%w: request credentials need %s and %s (got keys %v)",
+			return nil, awssdk.Credentials{}, fmt.Errorf("%w: request credentials need %s and %s (got keys %v)",
 				providers.ErrNoCredentials, CredAccessKeyID, CredSecretAccessKey, rc.Keys())
 		}
-		return awssdk.Credentials{AccessKeyID: id, SecretAccessKey: secret, SessionToken: tok, Source: "request"}, nil
+		return static(awssdk.Credentials{AccessKeyID: id, SecretAccessKey: secret, SessionToken: tok, Source: "request"})
 	}
 	if p.fileCreds != nil {
-		return *p.fileCreds, nil
+		return static(*p.fileCreds)
 	}
 	id, secret := p.getenv("AWS_ACCESS_KEY_ID"), p.getenv("AWS_SECRET_ACCESS_KEY")
 	if id != "" && secret != "" {
-		return awssdk.Credentials{AccessKeyID: id, SecretAccessKey: secret,
-			SessionToken: p.getenv("AWS_SESSION_TOKEN"), Source: "environment"}, nil
+		return static(awssdk.Credentials{AccessKeyID: id, SecretAccessKey: secret,
+			SessionToken: p.getenv("AWS_SESSION_TOKEN"), Source: "environment"})
 	}
-	return awssdk.Credentials{}, fmt.Errorf("%w: give request creds %s and %s, params.credentialsFile, "+
-		"or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", providers.ErrNoCredentials, CredAccessKeyID, CredSecretAccessKey)
+	prov, got, err := p.chain.credentials(ctx, p.chainProfile())
+	if err != nil {
+		return nil, awssdk.Credentials{}, fmt.Errorf("%w; give request creds %s and %s, params.credentialsFile, "+
+			"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an identity the SDK finds", err, CredAccessKeyID, CredSecretAccessKey)
+	}
+	return prov, got, nil
+}
+
+// chainProfile is the profile the SDK's chain uses: params.profile
+// unless it is the default, when AWS_PROFILE may choose.
+func (p *Provider) chainProfile() string {
+	if p.cfg.Profile == DefaultConfig().Profile {
+		return ""
+	}
+	return p.cfg.Profile
 }
 
 // readCredentialsFile reads one profile of a shared-credentials file.

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/smithy-go"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
@@ -48,6 +49,7 @@ type Provider struct {
 	fileCreds *awssdk.Credentials
 	mapping   cloud.Mapping
 	obs       providers.Observer
+	chain     chain
 }
 
 // Option customizes a Provider.
@@ -66,7 +68,8 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 	}
 	deps = deps.WithDefaults()
 	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, getenv: os.Getenv,
-		mapping: cloud.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID}}
+		mapping: cloud.Mapping{Names: cfg.Nodes, ParseID: ParseProviderID},
+		chain:   chain{load: DefaultChain()}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -96,7 +99,9 @@ func ParseProviderID(s string) string {
 }
 
 // Discover returns the graph of the requested instances (every instance
-// of the region with no request).
+// of the region with no request). Requested nodes are looked up in their
+// own region (nodes[].region of a request), else in params.region, else
+// in the SDK's region.
 func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("aws: %w", err)
@@ -106,31 +111,41 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	wanted, allIDs := p.mapping.Want(req)
 	var found []cloud.Instance
 	var calls int
-	var secrets []string
+	var regions []string
 	if p.cfg.Snapshot != nil {
 		found = fromSnapshot(p.cfg.Snapshot)
 	} else {
+		byRegion, err := p.regions(ctx, wanted)
+		if err != nil {
+			return nil, fmt.Errorf("aws: %w", err)
+		}
 		var optFns []func(*ec2.Options)
+		var secrets []string
 		if !p.cfg.Anonymous {
-			creds, err := p.resolveCredentials(req.Credentials)
+			creds, got, err := p.resolveCredentials(ctx, req.Credentials)
 			if err != nil {
 				return nil, fmt.Errorf("aws: %w", err)
 			}
-			secrets = []string{creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken}
-			optFns = append(optFns, func(o *ec2.Options) { o.Credentials = awssdk.NewCredentialsCache(staticCreds(creds)) })
+			secrets = []string{got.AccessKeyID, got.SecretAccessKey, got.SessionToken}
+			optFns = append(optFns, func(o *ec2.Options) { o.Credentials = creds })
 		}
-		var ids []string
-		if len(wanted) > 0 && allIDs {
-			for _, w := range wanted {
-				ids = append(ids, w.InstanceID)
+		for _, region := range sortedKeys(byRegion) {
+			var ids []string
+			if allIDs && len(wanted) > 0 {
+				for _, w := range byRegion[region] {
+					ids = append(ids, w.InstanceID)
+				}
+				slices.Sort(ids)
+				ids = slices.Compact(ids)
 			}
-			slices.Sort(ids)
-			ids = slices.Compact(ids)
-		}
-		var err error
-		found, calls, err = p.fetch(ctx, ids, optFns)
-		if err != nil {
-			return nil, httpretry.ScrubError(fmt.Errorf("aws: %s: %w", p.cfg.Region, err), secrets...)
+			inRegion := append(slices.Clip(optFns), func(o *ec2.Options) { o.Region = region })
+			got, n, err := p.fetch(ctx, ids, inRegion)
+			calls += n
+			if err != nil {
+				return nil, httpretry.ScrubError(fmt.Errorf("aws: %s: %w", region, err), secrets...)
+			}
+			found = append(found, got...)
+			regions = append(regions, region)
 		}
 	}
 	g, rep, err := p.mapping.Assemble(ctx, wanted, found)
@@ -139,9 +154,47 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	}
 	rep.Log(p.log, Name)
 	rep.Record(p.obs, Name)
-	p.log.Debug("aws discovery", "region", p.cfg.Region, "calls", calls, "instances", len(found),
+	p.log.Debug("aws discovery", "regions", regions, "calls", calls, "instances", len(found),
 		"nodes", len(g.Nodes()), "switches", len(g.Switches()), "unplaced", rep.Count())
 	return g, nil
+}
+
+// regions groups the requested nodes by the region to ask: the node's
+// own, else params.region, else the SDK's (AWS_REGION, shared config,
+// IMDS). With no nodes requested, the one default region is asked for
+// everything.
+func (p *Provider) regions(ctx context.Context, wanted []cloud.Wanted) (map[string][]cloud.Wanted, error) {
+	def := p.cfg.Region
+	needDefault := len(wanted) == 0
+	for _, w := range wanted {
+		needDefault = needDefault || w.Region == ""
+	}
+	if needDefault && def == "" {
+		if def = p.chain.region(ctx, p.chainProfile()); def == "" {
+			return nil, config.Errorf("region", "no region: set params.region, give nodes[].region in the request, or AWS_REGION")
+		}
+	}
+	out := map[string][]cloud.Wanted{}
+	if len(wanted) == 0 {
+		out[def] = nil
+	}
+	for _, w := range wanted {
+		r := w.Region
+		if r == "" {
+			r = def
+		}
+		out[r] = append(out[r], w)
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 type staticCreds awssdk.Credentials

@@ -5,14 +5,64 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // AWS emulates EC2's DescribeInstanceTopology (query protocol, XML
-// answers, API version 2016-11-15).
+// answers, API version 2016-11-15). It reads the access key and region
+// of each request's SigV4 credential scope: with RequireKeys, another key
+// is refused (AuthFailure); with ByRegion, a region sees only its own
+// instances (those whose zone is in it).
 type AWS struct {
 	*base
+	mu       sync.Mutex
+	keys     []string
+	byRegion bool
+	signed   []string
+}
+
+// RequireKeys refuses every request not signed with one of keys.
+func (a *AWS) RequireKeys(keys ...string) { a.mu.Lock(); a.keys = keys; a.mu.Unlock() }
+
+// ByRegion makes each region see only its own instances.
+func (a *AWS) ByRegion() { a.mu.Lock(); a.byRegion = true; a.mu.Unlock() }
+
+// Signed returns the "<access key>/<region>" of every request, in order.
+func (a *AWS) Signed() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.signed)
+}
+
+// sigv4Scope matches the credential scope of a SigV4 Authorization
+// header: Credential=<key>/<date>/<region>/<service>/aws4_request.
+var sigv4Scope = regexp.MustCompile(`Credential=([^/,\s]+)/\d{8}/([^/]+)/[^/]+/aws4_request`)
+
+// signer checks the request's credential scope; it returns the region
+// and false when the request is refused (already answered).
+func (a *AWS) signer(w http.ResponseWriter, r *http.Request) (string, bool) {
+	m := sigv4Scope.FindStringSubmatch(r.Header.Get("Authorization"))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m == nil {
+		if len(a.keys) > 0 {
+			awsError(w, http.StatusUnauthorized, "AuthFailure", "AWS was not able to validate the provided access credentials")
+			return "", false
+		}
+		return "", true
+	}
+	a.signed = append(a.signed, m[1]+"/"+m[2])
+	if len(a.keys) > 0 && !slices.Contains(a.keys, m[1]) {
+		awsError(w, http.StatusUnauthorized, "AuthFailure", "AWS was not able to validate the provided access credentials")
+		return "", false
+	}
+	if !a.byRegion {
+		return "", true
+	}
+	return m[2], true
 }
 
 // NewAWS returns the EC2 emulator of instances; serve it with
@@ -53,6 +103,10 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		awsError(w, http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded.")
 		return
 	}
+	region, ok := a.signer(w, r)
+	if !ok {
+		return
+	}
 	f := r.PostForm
 	if k := unknownParam(f, awsParam.MatchString); k != "" {
 		awsError(w, http.StatusBadRequest, "UnknownParameter", "The parameter "+k+" is not recognized")
@@ -78,8 +132,12 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := awsResponse{Xmlns: "http://ec2.amazonaws.com/doc/2016-11-15/", RequestID: "sim-req"}
 	var items []Instance
+	b := a.base
+	if region != "" {
+		b = a.inRegion(region)
+	}
 	if len(ids) > 0 {
-		items = a.byID(ids)
+		items = b.byID(ids)
 	} else {
 		size := 20
 		if v := f.Get("MaxResults"); v != "" {
@@ -92,7 +150,7 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var num int
 		var ok bool
-		items, resp.NextToken, num, ok = a.tokenPage("o", f.Get("NextToken"), size)
+		items, resp.NextToken, num, ok = b.tokenPage("o", f.Get("NextToken"), size)
 		if !ok {
 			awsError(w, http.StatusBadRequest, "InvalidParameterValue", "invalid NextToken")
 			return
@@ -109,4 +167,16 @@ func (a *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
 	_, _ = w.Write([]byte(xml.Header))
 	_ = xml.NewEncoder(w).Encode(resp)
+}
+
+// inRegion returns the instances whose availability zone is in region
+// (the zone is the region and one letter).
+func (a *AWS) inRegion(region string) *base {
+	out := &base{faults: a.faults}
+	for _, in := range a.instances {
+		if len(in.Zone) == len(region)+1 && strings.HasPrefix(in.Zone, region) {
+			out.instances = append(out.instances, in)
+		}
+	}
+	return out
 }

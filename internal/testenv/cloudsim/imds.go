@@ -1,6 +1,7 @@
 package cloudsim
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 )
@@ -14,6 +15,10 @@ type IMDS struct {
 	InstanceID, Name, Region, Zone string
 	// GCPProjectNumber prefixes the GCP zone (projects/<n>/zones/<zone>).
 	GCPProjectNumber string
+	// Role is the AWS instance role, whose credentials are RoleKey;
+	// empty for an instance without one.
+	Role    string
+	RoleKey Key
 }
 
 // imdsToken is the IMDSv2 session token the emulator hands out.
@@ -30,10 +35,24 @@ func (m *IMDS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "want PUT with a TTL", http.StatusBadRequest)
 			return
 		}
+		w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", r.Header.Get("X-Aws-Ec2-Metadata-Token-Ttl-Seconds"))
 		v, ok = imdsToken, true
+	case p == "/latest/dynamic/instance-identity/document":
+		if r.Header.Get("X-Aws-Ec2-Metadata-Token") != imdsToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_ = json.NewEncoder(w).Encode(map[string]string{"instanceId": m.InstanceID, "region": m.Region,
+			"availabilityZone": m.Zone, "accountId": "000000000000", "version": "2017-09-30"})
+		return
 	case strings.HasPrefix(p, "/latest/meta-data/"):
 		if r.Header.Get("X-Aws-Ec2-Metadata-Token") != imdsToken {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if rest, isRole := strings.CutPrefix(p, "/latest/meta-data/iam/security-credentials/"); isRole {
+			m.roleCredentials(w, rest)
 			return
 		}
 		v, ok = map[string]string{"instance-id": m.InstanceID, "placement/region": m.Region,
