@@ -77,6 +77,7 @@ type LeaderElection struct {
 func DefaultWatchKeys() []string {
 	return []string{
 		"toposcope.io/*", // keys.Prefix; config imports nothing of the project
+		"topograph.run/*", // Topograph's node-data-broker annotations, read as fallbacks
 		"nvidia.com/gpu.clique",
 		"topology.kubernetes.io/region",
 		"topology.kubernetes.io/zone",
