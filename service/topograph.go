@@ -105,14 +105,14 @@ func topographProviders() map[string]compatPlugin {
 			"nodeSelector": {to: "nodeSelector", conv: labelSelector},
 			"accelerator":  {to: "domainLabel", conv: acceleratorLabel},
 		}},
-		"nebius":   {refuse: "toposcope has no Nebius provider yet; list the nodes' fabric in a sim model or use the k8s-labels provider"},
+		"nebius":   {name: "nebius"},
 		"oci-imds": {refuse: "use the oci provider, which reads the same host topology through the OCI API"},
 		"dsx":      {refuse: "Topograph's dsx provider is not implemented either; use the sim provider"},
 	}
 	for _, n := range []string{"aws-sim", "gcp-sim", "oci-sim", "nebius-sim", "nscale-sim", "lambdai-sim", "dsx-sim"} {
 		out[n] = sim
 	}
-	for _, n := range []string{"aws", "gcp", "oci", "lambdai", "nscale", "netq"} {
+	for _, n := range []string{"aws", "gcp", "oci", "lambdai", "nscale", "netq", "nebius"} {
 		p := out[n]
 		if p.params == nil {
 			p.params = map[string]compatRule{}

@@ -23,6 +23,7 @@ import (
 	pk8slabels "github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/lambda"
 	"github.com/toposcope/toposcope/providers/merge"
+	"github.com/toposcope/toposcope/providers/nebius"
 	"github.com/toposcope/toposcope/providers/netq"
 	"github.com/toposcope/toposcope/providers/nscale"
 	"github.com/toposcope/toposcope/providers/nvlink"
@@ -52,6 +53,7 @@ func Providers() []providers.Factory {
 		oci.NewFactory(),
 		lambda.NewFactory(),
 		nscale.NewFactory(),
+		nebius.NewFactory(),
 		merge.NewFactory(lookup),
 		slurmnodes.NewFactory(lookup),
 	}

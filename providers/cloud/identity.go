@@ -21,6 +21,8 @@ const (
 	DefaultAWSEndpoint = "http://169.254.169.254"
 	DefaultGCPEndpoint = "http://metadata.google.internal"
 	DefaultOCIEndpoint = "http://169.254.169.254"
+	// DefaultNebiusEndpoint is Nebius's metadata service.
+	DefaultNebiusEndpoint = "http://metadata.nebius.internal"
 )
 
 // maxBody caps one metadata answer.
@@ -149,4 +151,44 @@ func (c *Client) OCI(ctx context.Context) (Identity, error) {
 		}
 	}
 	return id, nil
+}
+
+// nebiusHeader is the header every Nebius metadata request carries.
+var nebiusHeader = http.Header{"Metadata": {"true"}}
+
+// Nebius reads /v1/instance-data/id and region with "Metadata: true".
+func (c *Client) Nebius(ctx context.Context) (Identity, error) {
+	var id Identity
+	var err error
+	for _, f := range []struct {
+		path string
+		dst  *string
+	}{
+		{"/v1/instance-data/id", &id.InstanceID},
+		{"/v1/instance-data/region", &id.Region},
+	} {
+		if *f.dst, err = c.get(ctx, http.MethodGet, f.path, nebiusHeader); err != nil {
+			return Identity{}, fmt.Errorf("nebius metadata: %w", err)
+		}
+	}
+	return id, nil
+}
+
+// NebiusProject reads the instance's project (/v1/instance-data/parent_id).
+func (c *Client) NebiusProject(ctx context.Context) (string, error) {
+	p, err := c.get(ctx, http.MethodGet, "/v1/instance-data/parent_id", nebiusHeader)
+	if err != nil {
+		return "", fmt.Errorf("nebius metadata: %w", err)
+	}
+	return p, nil
+}
+
+// NebiusToken reads an IAM access token of the instance's service
+// account (/v1/iam/sa/token/access_token).
+func (c *Client) NebiusToken(ctx context.Context) (string, error) {
+	t, err := c.get(ctx, http.MethodGet, "/v1/iam/sa/token/access_token", nebiusHeader)
+	if err != nil {
+		return "", fmt.Errorf("nebius metadata token: %w", err)
+	}
+	return t, nil
 }

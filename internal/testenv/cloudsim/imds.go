@@ -8,13 +8,16 @@ import (
 
 // IMDS emulates the metadata services of AWS (IMDSv2: PUT
 // /latest/api/token, then GETs with the token), GCP (Metadata-Flavor:
-// Google) and OCI (/opc/v2 with Authorization: Bearer Oracle) for one
-// instance.
+// Google), OCI (/opc/v2 with Authorization: Bearer Oracle) and Nebius
+// (/v1 with Metadata: true) for one instance.
 type IMDS struct {
 	// InstanceID, Name, Region and Zone are what the services answer.
 	InstanceID, Name, Region, Zone string
 	// GCPProjectNumber prefixes the GCP zone (projects/<n>/zones/<zone>).
 	GCPProjectNumber string
+	// NebiusProject and NebiusToken are what Nebius's service answers
+	// for the project (parent_id) and the service account's token.
+	NebiusProject, NebiusToken string
 	// Role is the AWS instance role, whose credentials are RoleKey;
 	// empty for an instance without one.
 	Role    string
@@ -64,6 +67,14 @@ func (m *IMDS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		v, ok = map[string]string{"id": m.InstanceID, "name": m.Name,
 			"zone": "projects/" + m.GCPProjectNumber + "/zones/" + m.Zone}[strings.TrimPrefix(p, "/computeMetadata/v1/instance/")]
+	case strings.HasPrefix(p, "/v1/"):
+		if r.Header.Get("Metadata") != "true" {
+			http.Error(w, "missing Metadata: true", http.StatusForbidden)
+			return
+		}
+		v, ok = map[string]string{"/v1/instance-data/id": m.InstanceID, "/v1/instance-data/region": m.Region,
+			"/v1/instance-data/parent_id": m.NebiusProject, "/v1/iam/sa/token/access_token": m.NebiusToken}[p]
+		ok = ok && v != ""
 	case strings.HasPrefix(p, "/opc/v2/instance/"):
 		if r.Header.Get("Authorization") != "Bearer Oracle" {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)

@@ -17,6 +17,7 @@ import (
 	"github.com/toposcope/toposcope/providers/aws"
 	"github.com/toposcope/toposcope/providers/gcp"
 	"github.com/toposcope/toposcope/providers/lambda"
+	"github.com/toposcope/toposcope/providers/nebius"
 	"github.com/toposcope/toposcope/providers/nscale"
 	"github.com/toposcope/toposcope/providers/oci"
 	"github.com/toposcope/toposcope/providers/sim"
@@ -26,9 +27,12 @@ import (
 type emulated struct {
 	name    string
 	handler func([]cloudsim.Instance, cloudsim.Faults) (http.Handler, func() int)
-	build   func(url string, deps providers.Deps) (providers.Provider, error)
-	creds   func(t *testing.T) providers.Credentials
-	byID    bool // request nodes by instance ID
+	// serve, for an emulator that is not HTTP (gRPC), starts it and
+	// returns its URL, its call counter and its stop.
+	serve func(*testing.T, []cloudsim.Instance, cloudsim.Faults) (string, func() int, func())
+	build func(url string, deps providers.Deps) (providers.Provider, error)
+	creds func(t *testing.T) providers.Credentials
+	byID  bool // request nodes by instance ID
 }
 
 var fast = httpretry.Policy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
@@ -98,6 +102,21 @@ func clouds() []emulated {
 				cfg.URL, cfg.InstanceURL, cfg.AllowHTTP, cfg.Organization, cfg.Region, cfg.Token, cfg.Retry = url, url, true, "org-1", "us-east-1", cloudsim.Token, fast
 				return nscale.New(cfg, deps)
 			}},
+		{name: nebius.Name,
+			serve: func(t *testing.T, in []cloudsim.Instance, f cloudsim.Faults) (string, func() int, func()) {
+				e := cloudsim.NewNebius(in, f, cloudsim.Token, "project-e00sim")
+				e.RetryDelay = time.Millisecond
+				addr, err := e.Start()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return "http://" + addr, e.Calls, e.Stop
+			},
+			build: func(url string, deps providers.Deps) (providers.Provider, error) {
+				cfg := nebius.DefaultConfig()
+				cfg.URL, cfg.AllowHTTP, cfg.Project, cfg.Token, cfg.Retry, cfg.MetadataURL = url, true, "project-e00sim", cloudsim.Token, fast, "-"
+				return nebius.New(cfg, deps)
+			}},
 	}
 }
 
@@ -114,11 +133,22 @@ func TestObserverSeesEveryCall(t *testing.T) {
 	for _, c := range clouds() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			h, calls := c.handler(cloudsim.FromGraph(g), cloudsim.Faults{Throttle: 1, NoTopology: []string{"gb003"}, Omit: []string{"gb010"}})
-			srv := httptest.NewServer(h)
-			defer srv.Close()
+			faults := cloudsim.Faults{Throttle: 1, NoTopology: []string{"gb003"}, Omit: []string{"gb010"}}
+			var url string
+			var calls func() int
+			if c.serve != nil {
+				var stop func()
+				url, calls, stop = c.serve(t, cloudsim.FromGraph(g), faults)
+				defer stop()
+			} else {
+				var h http.Handler
+				h, calls = c.handler(cloudsim.FromGraph(g), faults)
+				srv := httptest.NewServer(h)
+				defer srv.Close()
+				url = srv.URL
+			}
 			rec := &cloudsim.Recorder{}
-			p, err := c.build(srv.URL, providers.Deps{Observer: rec})
+			p, err := c.build(url, providers.Deps{Observer: rec})
 			if err != nil {
 				t.Fatal(err)
 			}

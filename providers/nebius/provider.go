@@ -1,0 +1,171 @@
+// Package nebius is the Nebius provider: it pages the compute API's
+// nebius.compute.v1.InstanceService/List over gRPC (parent_id = the
+// project, page_size, page_token) and turns each instance's
+// status.infiniband_topology_path (root first) into its switch path and
+// spec.nvl_instance_group_id into its NVLink domain. Nebius's Go SDK is
+// not used: a narrow client (client.go, wire.go) speaks the published
+// protobuf messages through grpc-go. RESOURCE_EXHAUSTED and UNAVAILABLE
+// are retried with backoff, honouring the server's RetryInfo. Instances
+// the API omits or returns without a path are unplaced and reported; a
+// failed page fails the discovery.
+package nebius
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/cloud"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Name is the provider's registered name.
+const Name = "nebius"
+
+// CredToken is the request credential key of an IAM access token.
+const CredToken = "token"
+
+// EnvToken is the environment variable read for an IAM access token when
+// neither the request nor the configuration gives one.
+const EnvToken = "IAM_TOKEN"
+
+// ErrRepeatedToken means the API handed out a page token already used.
+var ErrRepeatedToken = errors.New("repeated page token")
+
+// Provider discovers topology from the Nebius compute API.
+type Provider struct {
+	cloud.TokenAPI
+	cfg    Config
+	api    *grpcClient
+	meta   *cloud.Client
+	getenv func(string) string
+}
+
+// Option customizes a Provider.
+type Option func(*Provider)
+
+// WithGetenv replaces os.Getenv for IAM_TOKEN.
+func WithGetenv(f func(string) string) Option { return func(p *Provider) { p.getenv = f } }
+
+// New validates cfg and returns the provider.
+func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	deps = deps.WithDefaults()
+	api, _, err := cloud.NewTokenAPI(Name, CredToken, cfg.TokenSettings, nil, cfg.snapshot(), deps)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{TokenAPI: api, cfg: cfg}
+	p.getenv = os.Getenv
+	for _, o := range opts {
+		o(p)
+	}
+	if cfg.Snapshot != nil {
+		return p, nil
+	}
+	if p.Token == "" {
+		p.Token = p.getenv(EnvToken)
+	}
+	if cfg.MetadataURL != "-" {
+		p.meta = cloud.NewClient(nil, cfg.MetadataURL)
+	}
+	c, err := newClient(cfg, deps.Logger, deps.Observer)
+	if err != nil {
+		return nil, fmt.Errorf("nebius: %w", err)
+	}
+	p.api = c
+	p.Fetch = p.fetch
+	return p, nil
+}
+
+// Discover implements providers.Provider: with no token from the
+// request, the configuration or IAM_TOKEN, the instance service
+// account's token is read from the metadata service.
+func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
+	if _, ok := req.Credentials.Get(CredToken); !ok && req.Credentials.Len() > 0 {
+		return nil, fmt.Errorf("%s: %w: request credentials need %q, an IAM access token (service-account keys are not exchanged here; got keys %v)",
+			Name, providers.ErrNoCredentials, CredToken, req.Credentials.Keys())
+	}
+	if _, ok := req.Credentials.Get(CredToken); p.Snapshot == nil && !ok && p.Token == "" && p.meta != nil {
+		tok, err := p.meta.NebiusToken(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: no token in the request, params.token, params.tokenFile or %s, and the metadata service gave none: %w",
+				Name, providers.ErrNoCredentials, EnvToken, err)
+		}
+		req.Credentials = providers.NewCredentials(map[string]string{CredToken: tok})
+	}
+	return p.TokenAPI.Discover(ctx, req)
+}
+
+// fetch pages InstanceService/List over the project.
+func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int, error) {
+	project := p.cfg.Project
+	if project == "" {
+		var err error
+		if project, err = p.meta.NebiusProject(ctx); err != nil {
+			return nil, 0, fmt.Errorf("project: not configured, and %w", err)
+		}
+	}
+	sess, err := p.api.open()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = sess.Close() }()
+	var out []cloud.Instance
+	seen := map[string]bool{}
+	req := &listRequest{ParentID: project, PageSize: int64(p.cfg.PageSize)}
+	for n := 1; n <= cloud.MaxPages; n++ {
+		resp, err := sess.list(ctx, tok, req)
+		if err != nil {
+			return nil, n, fmt.Errorf("List page %d: %w", n, err)
+		}
+		for _, in := range resp.Items {
+			out = append(out, fromAPI(in, p.cfg.Region))
+		}
+		if resp.NextPageToken == "" {
+			return out, n, nil
+		}
+		if seen[resp.NextPageToken] {
+			return nil, n, fmt.Errorf("List page %d: %w", n, ErrRepeatedToken)
+		}
+		seen[resp.NextPageToken] = true
+		req.PageToken = resp.NextPageToken
+	}
+	return nil, cloud.MaxPages, fmt.Errorf("more than %d pages", cloud.MaxPages)
+}
+
+// fromAPI reduces an instance to the common model: the path reversed to
+// closest first, the NVLink instance group as the domain, the hostname
+// (else the name) as the host name, platform and preset as attributes.
+func fromAPI(in instance, region string) cloud.Instance {
+	out := cloud.Instance{ID: in.ID, Name: in.Hostname, Region: region, Domain: in.NVLGroup}
+	if out.Name == "" {
+		out.Name = in.Name
+	}
+	for i := len(in.Path) - 1; i >= 0; i-- {
+		if s := strings.TrimSpace(in.Path[i]); s != "" {
+			out.Path = append(out.Path, s)
+		}
+	}
+	attrs := map[string]string{}
+	for k, v := range map[string]string{"platform": in.Platform, "preset": in.Preset, "gpuCluster": in.GPUCluster} {
+		if v != "" {
+			attrs[k] = v
+		}
+	}
+	if len(attrs) > 0 {
+		out.Attributes = attrs
+	}
+	return out
+}
+
+// NewFactory describes the nebius provider to the registry.
+func NewFactory() providers.Factory {
+	return providers.NewFactory(Name, "Nebius compute API over gRPC: InfiniBand topology path as tiers, NVLink instance group as the domain",
+		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
+}
