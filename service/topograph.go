@@ -151,7 +151,9 @@ func topographEngines() map[string]compatPlugin {
 		"useDynamicNodes":              {selects: &selection{key: "nodeAnnotations", def: true}},
 		"podSelector":                  {},
 		"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},
-		"configUpdateMode":             {refuse: "toposcope writes the whole file and only when it changed", keepIf: func(v any) bool { return v == "" }},
+		"configUpdateMode": {selects: &selection{key: "configUpdateMode", def: "full", match: func(req, op any) bool {
+			return req == op || (req == "" && op == "full")
+		}}},
 		"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
 	}
 	return map[string]compatPlugin{

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -134,6 +136,44 @@ func TestConfigMapAndAnnotations(t *testing.T) {
 	}
 	if gen := s.configMap(t).Annotations[keys.Generation]; gen != "2" {
 		t.Errorf("generation = %s, want 2", gen)
+	}
+}
+
+// TestSkeletonOnlyAndNone: with skeleton-only the ConfigMap holds the
+// units without nodes and is not rewritten when nodes come and go within
+// them, while the nodes' annotations are; with none there is no
+// ConfigMap at all.
+func TestSkeletonOnlyAndNone(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 72, NodesPerLeaf: 18, DomainSize: 18})
+	s.engine.cfg.ConfigUpdateMode = UpdateSkeleton
+	g := fabric(t, s.fabric)
+	res, st := s.apply(t, g)
+	if res.Changed != 73 || st.ByVerb["create"] != 1 {
+		t.Errorf("first run: %s; %+v", res.Summary(), st)
+	}
+	data := s.configMap(t).Data["topology.yaml"]
+	if strings.Contains(data, "nodes") || !strings.Contains(data, s.fabric.Prefix+"-leaf004") {
+		t.Errorf("skeleton ConfigMap:\n%s", data)
+	}
+	// One node fewer in the last leaf and domain: the units stay, so the
+	// ConfigMap is not rewritten.
+	f2 := s.fabric
+	f2.Nodes = 71
+	res, st = s.apply(t, fabric(t, f2))
+	if st.ByVerb["update"] != 0 || s.configMap(t).Annotations[keys.Generation] != "1" {
+		t.Errorf("skeleton rewritten after a node left: %s; %+v", res.Summary(), st)
+	}
+
+	n := newSetup(t, kubetest.Fabric{Nodes: 8, NodesPerLeaf: 4, DomainSize: 4})
+	n.engine.cfg.ConfigUpdateMode = UpdateNone
+	res, _ = n.apply(t, fabric(t, n.fabric))
+	if res.Changed != 8 {
+		t.Errorf("none: %s, want the 8 annotations", res.Summary())
+	}
+	_, err := n.c.Core().CoreV1().ConfigMaps(n.ns).Get(context.Background(), DefaultConfigMap, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("none wrote a ConfigMap: %v", err)
 	}
 }
 

@@ -45,6 +45,10 @@ type Config struct {
 	// NodeAnnotations sets topology.slinky.slurm.net/spec on every node the
 	// graph places (default true; needs slurm.slurmVersion 25.11 or later).
 	NodeAnnotations bool `yaml:"nodeAnnotations"`
+	// ConfigUpdateMode is what goes into the ConfigMap: UpdateFull (the
+	// default), UpdateSkeleton or UpdateNone. The last two need
+	// nodeAnnotations, which then carry each node's place.
+	ConfigUpdateMode string `yaml:"configUpdateMode"`
 	// NodeSelector restricts the annotated nodes (a label selector).
 	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
 	// Slurm are the settings of the topology file, as for the slurm
@@ -64,8 +68,9 @@ func DefaultConfig() Config {
 		Namespace:       DefaultNamespace,
 		ConfigMap:       DefaultConfigMap,
 		Controller:      DefaultController,
-		NodeAnnotations: true,
-		Slurm:           s,
+		NodeAnnotations:  true,
+		ConfigUpdateMode: UpdateFull,
+		Slurm:            s,
 	}
 }
 
@@ -101,6 +106,15 @@ func (c *Config) Validate() error {
 	}
 	if v, err := slurm.ParseVersion(c.Slurm.SlurmVersion); err == nil && c.NodeAnnotations && !v.AtLeast(V2511) {
 		errs = append(errs, config.Errorf("nodeAnnotations", "Slinky passes the node annotation to slurmctld's REST API v0.0.44, which needs Slurm 25.11 or later; slurm.slurmVersion is %s (set nodeAnnotations: false)", v))
+	}
+	switch c.ConfigUpdateMode {
+	case UpdateFull:
+	case UpdateSkeleton, UpdateNone:
+		if !c.NodeAnnotations {
+			errs = append(errs, config.Errorf("configUpdateMode", "%s leaves the nodes' places to their annotations: it needs nodeAnnotations: true", c.ConfigUpdateMode))
+		}
+	default:
+		errs = append(errs, config.Errorf("configUpdateMode", "must be %s, %s or %s, got %q", UpdateFull, UpdateSkeleton, UpdateNone, c.ConfigUpdateMode))
 	}
 	if _, err := labels.Parse(c.NodeSelector); err != nil {
 		errs = append(errs, config.Errorf("nodeSelector", "%w", err))

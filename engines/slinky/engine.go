@@ -98,18 +98,20 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	if e.core == nil {
 		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
 	}
-	data, err := e.slurm.Render(ctx, g)
+	data, err := e.fileData(ctx, g)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
+		return nil, err
 	}
 	snapshot := opts.Snapshot
 	if snapshot == "" {
 		snapshot = graphSnapshot(g)
 	}
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
-	cm, err := e.planConfigMap(ctx, data, snapshot, res)
-	if err != nil {
-		return res, err
+	var cm cmPlan
+	if data != nil {
+		if cm, err = e.planConfigMap(ctx, data, snapshot, res); err != nil {
+			return res, err
+		}
 	}
 	var nodes *kube.NodePlan
 	if e.cfg.NodeAnnotations {
@@ -128,9 +130,11 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	if opts.DryRun {
 		return res, nil
 	}
-	if err := cm.write(ctx, e); err != nil {
-		res.Changed = 0
-		return res, err
+	if data != nil {
+		if err := cm.write(ctx, e); err != nil {
+			res.Changed = 0
+			return res, err
+		}
 	}
 	if nodes != nil {
 		if err := nodes.Write(ctx, res); err != nil {
@@ -174,17 +178,19 @@ func (e *Engine) ContentType() string { return "application/yaml" }
 // are on, a List of partial Nodes with their annotation, as a two-document
 // YAML stream. It contacts no cluster.
 func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) {
-	data, err := e.slurm.Render(ctx, g)
+	data, err := e.fileData(ctx, g)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
+		return nil, err
 	}
 	var buf bytes.Buffer
-	cm, err := sigyaml.Marshal(e.desiredConfigMap(data, 1, graphSnapshot(g)))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
+	if data != nil {
+		cm, err := sigyaml.Marshal(e.desiredConfigMap(data, 1, graphSnapshot(g)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+		buf.WriteString("# Written by toposcope slinky: list this ConfigMap in the Controller's spec.configFileRefs.\n")
+		buf.Write(cm)
 	}
-	buf.WriteString("# Written by toposcope slinky: list this ConfigMap in the Controller's spec.configFileRefs.\n")
-	buf.Write(cm)
 	if !e.cfg.NodeAnnotations {
 		return buf.Bytes(), nil
 	}
@@ -203,9 +209,30 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	buf.WriteString("---\n")
+	if data != nil {
+		buf.WriteString("---\n")
+	}
 	buf.Write(nodes)
 	return buf.Bytes(), nil
+}
+
+// fileData is the content of the ConfigMap's topology file after
+// configUpdateMode: the slurm engine's document, its skeleton, or nil
+// for none.
+func (e *Engine) fileData(ctx context.Context, g *topology.Graph) ([]byte, error) {
+	if e.cfg.ConfigUpdateMode == UpdateNone {
+		return nil, nil
+	}
+	data, err := e.slurm.Render(ctx, g)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	if e.cfg.ConfigUpdateMode == UpdateSkeleton {
+		if data, err = skeleton(data, e.cfg.Slurm.Plugin); err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+	}
+	return data, nil
 }
 
 // Coverage is the slurm engine's: the nodes the topology file leaves out.

@@ -154,10 +154,65 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// TestSkeleton: skeleton-only keeps every switch and block of the file
+// and drops its node lists and comments, in both formats; none renders
+// only the node annotations.
+func TestSkeleton(t *testing.T) {
+	t.Parallel()
+	g := fabric(t, kubetest.Fabric{Prefix: "s", Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 4})
+	for _, tt := range []struct {
+		name, params string
+		want         []string
+	}{
+		{"yaml", "mode: print\nconfigUpdateMode: skeleton-only\n",
+			[]string{"- switch: s-leaf001\n", "children: s-leaf[001-002]", "- block: s-nvl002\n", "block_sizes: [4, 8]"}},
+		{"tree", "mode: print\nconfigUpdateMode: skeleton-only\nslurm: {plugin: topology/tree, slurmVersion: '25.11'}\n",
+			[]string{"SwitchName=s-leaf001\n", "SwitchName=s-spine01 Switches=s-leaf[001-002]\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := NewFactory().New(params(t, tt.params), "params", engines.Deps{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := e.(*Engine).fileData(context.Background(), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := string(data)
+			if strings.Contains(doc, "nodes") || strings.Contains(doc, "Nodes=") || strings.Contains(doc, "#") {
+				t.Errorf("skeleton keeps nodes or comments:\n%s", doc)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(doc, w) {
+					t.Errorf("skeleton lacks %q:\n%s", w, doc)
+				}
+			}
+			var parsed any
+			if err := yaml.Unmarshal(data, &parsed); tt.name == "yaml" && err != nil {
+				t.Errorf("skeleton is not YAML: %v", err)
+			}
+		})
+	}
+	e, err := NewFactory().New(params(t, "mode: print\nconfigUpdateMode: none\n"), "params", engines.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.(*Engine).Render(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "ConfigMap") || !strings.Contains(string(out), AnnotationSpec) {
+		t.Errorf("none renders:\n%s", out)
+	}
+}
+
 func TestConfig(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, params, field string }{
 		{"operator-owned ConfigMap", "mode: print\nconfigMap: slurm-config", "params.configMap"},
+		{"unknown update mode", "mode: print\nconfigUpdateMode: partial", "params.configUpdateMode"},
+		{"skeleton without annotations", "mode: print\nconfigUpdateMode: skeleton-only\nnodeAnnotations: false", "params.configUpdateMode"},
 		{"operator-owned, other controller", "mode: print\ncontroller: c1\nconfigMap: c1-config", "params.configMap"},
 		{"output", "mode: print\nslurm: {output: /etc/slurm/topology.conf}", "params.slurm.output"},
 		{"reconfigure", "mode: print\nslurm: {reconfigure: true}", "params.slurm.reconfigure"},
