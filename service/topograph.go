@@ -146,11 +146,11 @@ func topographEngines() map[string]compatPlugin {
 			}
 			return req == key
 		}}},
-		"plugin":                       {selects: &selection{key: "slurm.plugin", def: "topology/yaml"}},
-		"blockSizes":                   {selects: &selection{key: "slurm.blockSizes", def: nil}},
-		"useDynamicNodes":              {selects: &selection{key: "nodeAnnotations", def: true}},
-		"podSelector":                  {},
-		"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},
+		"plugin":          {selects: &selection{key: "slurm.plugin", def: "topology/yaml"}},
+		"blockSizes":      {selects: &selection{key: "slurm.blockSizes", def: nil}},
+		"useDynamicNodes": {selects: &selection{key: "nodeAnnotations", def: true}},
+		"podSelector":     {},
+		"nodeSelector":    {to: "nodeSelector", conv: labelSelector},
 		"configUpdateMode": {selects: &selection{key: "configUpdateMode", def: "full", match: func(req, op any) bool {
 			return req == op || (req == "" && op == "full")
 		}}},

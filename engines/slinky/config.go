@@ -63,11 +63,11 @@ func DefaultConfig() Config {
 	s.Plugin = slurm.PluginYAML
 	s.SlurmVersion = DefaultSlurmVersion
 	return Config{
-		ClientConfig:    kubeclient.DefaultClientConfig(),
-		Mode:            kube.ModeApply,
-		Namespace:       DefaultNamespace,
-		ConfigMap:       DefaultConfigMap,
-		Controller:      DefaultController,
+		ClientConfig:     kubeclient.DefaultClientConfig(),
+		Mode:             kube.ModeApply,
+		Namespace:        DefaultNamespace,
+		ConfigMap:        DefaultConfigMap,
+		Controller:       DefaultController,
 		NodeAnnotations:  true,
 		ConfigUpdateMode: UpdateFull,
 		Slurm:            s,

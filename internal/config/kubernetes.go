@@ -76,7 +76,7 @@ type LeaderElection struct {
 // read (docs/kubernetes.md, formats.md §2.3).
 func DefaultWatchKeys() []string {
 	return []string{
-		"toposcope.io/*", // keys.Prefix; config imports nothing of the project
+		"toposcope.io/*",  // keys.Prefix; config imports nothing of the project
 		"topograph.run/*", // Topograph's node-data-broker annotations, read as fallbacks
 		"nvidia.com/gpu.clique",
 		"topology.kubernetes.io/region",
