@@ -122,7 +122,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 	for n := 1; n <= cloud.MaxPages; n++ {
 		resp, err := sess.list(ctx, tok, req)
 		if err != nil {
-			return nil, n, fmt.Errorf("List page %d: %w", n, err)
+			return nil, n, fmt.Errorf("list page %d: %w", n, err)
 		}
 		for _, in := range resp.Items {
 			out = append(out, fromAPI(in, p.cfg.Region))
@@ -131,7 +131,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 			return out, n, nil
 		}
 		if seen[resp.NextPageToken] {
-			return nil, n, fmt.Errorf("List page %d: %w", n, ErrRepeatedToken)
+			return nil, n, fmt.Errorf("list page %d: %w", n, ErrRepeatedToken)
 		}
 		seen[resp.NextPageToken] = true
 		req.PageToken = resp.NextPageToken

@@ -62,8 +62,10 @@ func (n *Nebius) Start() (string, error) {
 	n.srv.RegisterService(&grpc.ServiceDesc{
 		ServiceName: "nebius.compute.v1.InstanceService",
 		HandlerType: (*any)(nil),
-		Methods:     []grpc.MethodDesc{{MethodName: "List", Handler: n.handle}},
-		Metadata:    "nebius/compute/v1/instance_service.proto",
+		Methods: []grpc.MethodDesc{{MethodName: "List", Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) { //nolint:revive // grpc.MethodHandler's signature
+			return n.handle(ctx, dec)
+		}}},
+		Metadata: "nebius/compute/v1/instance_service.proto",
 	}, n)
 	n.addr = lis.Addr().String()
 	go func() { _ = n.srv.Serve(lis) }()
@@ -84,7 +86,7 @@ func (n *Nebius) PageSizes() []int64 {
 	return slices.Clone(n.pageSizes)
 }
 
-func (n *Nebius) handle(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+func (n *Nebius) handle(ctx context.Context, dec func(any) error) (any, error) {
 	req := dynamicpb.NewMessage(nebiusTypes.listRequest)
 	if err := dec(req); err != nil {
 		return nil, status.Error(codes.InvalidArgument, "cannot decode ListInstancesRequest")
