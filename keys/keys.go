@@ -53,6 +53,11 @@ const (
 	TopographClusterID = "topograph.run/cluster-id"
 )
 
+// SwitchID annotates the objects that stand for one switch (Volcano
+// HyperNodes) with the provider's ID of the switch, which their name may
+// only approximate.
+const SwitchID = Prefix + "switch-id"
+
 // Annotations the Slinky engine sets on the topology ConfigMap.
 const (
 	// Generation counts the content changes: 1 at creation, one more at

@@ -91,7 +91,7 @@ func TestTopographExampleRequests(t *testing.T) {
 		t.Errorf("lookup of a new request = %d %s", w.Code, w.Body)
 	}
 	for body, want := range map[string]int{
-		`{"provider":{"name":"test"},"engine":{"name":"nfd"}}`:                                                 http.StatusBadRequest,
+		`{"provider":{"name":"test"},"engine":{"name":"graph"}}`:                                               http.StatusBadRequest,
 		`{"provider":{"name":"oci-imds"},"engine":{"name":"slurm"}}`:                                           http.StatusBadRequest,
 		`{"provider":{"name":"test"},"engine":{"name":"slurm","params":{"topologyConfigPath":"/etc/passwd"}}}`: http.StatusForbidden,
 		`{"provider":{"name":"test"},"engine":{"name":"slurm","params":{"reconfigure":true}}}`:                 http.StatusForbidden,

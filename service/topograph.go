@@ -165,7 +165,11 @@ func topographEngines() map[string]compatPlugin {
 			"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},
 			"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
 		}},
-		"nfd":   {refuse: "toposcope has no NFD engine yet; use the k8s engine (node labels, preset topograph-v1)"},
+		"nfd": {name: "nfd", params: map[string]compatRule{
+			"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},
+			"cleanup":                      {}, // each NodeFeature is owned by its Node and goes with it
+			"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
+		}},
 		"graph": {refuse: "GET /v1/graph returns the accepted topology as JSON, and GET /v1/render/{engine} any engine's document"},
 	}
 }

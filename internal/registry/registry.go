@@ -8,9 +8,11 @@ package registry
 import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/k8slabels"
+	"github.com/toposcope/toposcope/engines/nfd"
 	"github.com/toposcope/toposcope/engines/schedtopo"
 	"github.com/toposcope/toposcope/engines/slinky"
 	"github.com/toposcope/toposcope/engines/slurm"
+	"github.com/toposcope/toposcope/engines/volcano"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/podsource"
 	"github.com/toposcope/toposcope/placement/slurmsource"
@@ -68,6 +70,8 @@ func Engines() []engines.Factory {
 		slinky.NewFactory(),
 		schedtopo.NewKueueFactory(),
 		schedtopo.NewKAIFactory(),
+		nfd.NewFactory(),
+		volcano.NewFactory(),
 	}
 }
 

@@ -127,6 +127,10 @@ by resourceName.
 {{- $p := default dict $e.params -}}
 {{- if has (toString $e.name) (list "k8s-labels" "kueue" "kai") -}}
 {{- $needs = append $needs (dict "file" $e.name) -}}
+{{- else if eq (toString $e.name) "nfd" -}}
+{{- $needs = append $needs (dict "file" "nfd" "namespace" (default "node-feature-discovery" $p.namespace)) -}}
+{{- else if eq (toString $e.name) "volcano" -}}
+{{- $needs = append $needs (dict "file" "volcano") -}}
 {{- else if eq (toString $e.name) "slinky" -}}
 {{- $needs = append $needs (dict "file" "slinky" "namespace" (default "slurm" $p.namespace) "resourceName" (default "toposcope-topology" $p.configMap)) -}}
 {{- end -}}

@@ -1,0 +1,169 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
+)
+
+// Objects converges the custom objects of one resource that carry
+// toposcope's managed-by label onto a desired set: it creates the
+// missing ones, updates those whose spec, labels, annotations or owners
+// differ, and, with Prune, deletes the managed ones no longer desired.
+// Objects without the label are never touched; a desired object whose
+// name an unmanaged object holds is an error.
+type Objects struct {
+	Dyn      dynamic.Interface
+	Resource schema.GroupVersionResource
+	Kind     string
+	// Namespace is where the objects live; empty for cluster-scoped.
+	Namespace string
+	// Prune deletes managed objects that are not desired and that Owns
+	// (when set) claims, so that two writers with different name
+	// prefixes never delete each other's objects.
+	Prune bool
+	Owns  func(name string) bool
+}
+
+// ObjectPlan is what Objects.Plan found to write.
+type ObjectPlan struct {
+	o      Objects
+	create []*unstructured.Unstructured
+	update []*unstructured.Unstructured
+	remove []string
+}
+
+func (o Objects) client() dynamic.ResourceInterface {
+	if o.Namespace == "" {
+		return o.Dyn.Resource(o.Resource)
+	}
+	return o.Dyn.Resource(o.Resource).Namespace(o.Namespace)
+}
+
+// Plan lists the existing objects and records in res what converging onto
+// want takes. want's objects need a name, spec and the managed label.
+func (o Objects) Plan(ctx context.Context, want []*unstructured.Unstructured, res *Result) (*ObjectPlan, error) {
+	p := &ObjectPlan{o: o}
+	list, err := o.client().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", o.Resource.Resource, err)
+	}
+	have := make(map[string]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		have[list.Items[i].GetName()] = &list.Items[i]
+	}
+	desired := make(map[string]bool, len(want))
+	for _, w := range want {
+		name := w.GetName()
+		desired[name] = true
+		cur, ok := have[name]
+		switch {
+		case !ok:
+			p.create = append(p.create, w)
+			res.Changes = append(res.Changes, Change{Kind: o.Kind, Namespace: o.Namespace, Name: name, Op: "create"})
+			res.Changed++
+		case cur.GetLabels()[keys.ManagedBy] != kubeclient.FieldManager:
+			return nil, fmt.Errorf("%s %s exists and is not managed by toposcope (no %s=%s label): %w",
+				o.Kind, name, keys.ManagedBy, kubeclient.FieldManager, ErrWrite)
+		case same(cur, w):
+			res.Unchanged++
+		default:
+			next := cur.DeepCopy()
+			next.Object["spec"] = w.Object["spec"]
+			next.SetLabels(merged(cur.GetLabels(), w.GetLabels()))
+			next.SetAnnotations(merged(cur.GetAnnotations(), w.GetAnnotations()))
+			if refs := w.GetOwnerReferences(); refs != nil {
+				next.SetOwnerReferences(refs)
+			}
+			p.update = append(p.update, next)
+			res.Changes = append(res.Changes, Change{Kind: o.Kind, Namespace: o.Namespace, Name: name, Op: "update"})
+			res.Changed++
+		}
+	}
+	if o.Prune {
+		for _, name := range slices.Sorted(maps.Keys(have)) {
+			if !desired[name] && have[name].GetLabels()[keys.ManagedBy] == kubeclient.FieldManager && (o.Owns == nil || o.Owns(name)) {
+				p.remove = append(p.remove, name)
+				res.Changes = append(res.Changes, Change{Kind: o.Kind, Namespace: o.Namespace, Name: name, Op: "delete"})
+				res.Changed++
+			}
+		}
+	}
+	return p, nil
+}
+
+// same reports whether cur already is w: the same spec, w's labels and
+// annotations present with their values, and the same owners when w
+// names any.
+func same(cur, w *unstructured.Unstructured) bool {
+	if !equality.Semantic.DeepEqual(cur.Object["spec"], w.Object["spec"]) {
+		return false
+	}
+	for k, v := range w.GetLabels() {
+		if cur.GetLabels()[k] != v {
+			return false
+		}
+	}
+	for k, v := range w.GetAnnotations() {
+		if cur.GetAnnotations()[k] != v {
+			return false
+		}
+	}
+	if refs := w.GetOwnerReferences(); refs != nil {
+		return equality.Semantic.DeepEqual(cur.GetOwnerReferences(), refs)
+	}
+	return true
+}
+
+func merged(base, over map[string]string) map[string]string {
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, over)
+	return out
+}
+
+// Write makes the planned writes: creates first, then updates, then
+// deletions. A failed write stops it; res.Changed then counts only what
+// was written.
+func (p *ObjectPlan) Write(ctx context.Context, res *Result) error {
+	c := p.o.client()
+	planned := len(p.create) + len(p.update) + len(p.remove)
+	done := 0
+	fail := func(op, name string, err error) error {
+		res.Changed -= planned - done
+		return fmt.Errorf("%s %s %s: %w: %w", op, p.o.Kind, name, ErrWrite, err)
+	}
+	opts := metav1.CreateOptions{FieldManager: kubeclient.FieldManager}
+	for _, w := range p.create {
+		if _, err := c.Create(ctx, w, opts); err != nil {
+			return fail("create", w.GetName(), err)
+		}
+		done++
+	}
+	for _, w := range p.update {
+		if _, err := c.Update(ctx, w, metav1.UpdateOptions{FieldManager: kubeclient.FieldManager}); err != nil {
+			return fail("update", w.GetName(), err)
+		}
+		done++
+	}
+	for _, name := range p.remove {
+		if err := c.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fail("delete", name, err)
+		}
+		done++
+	}
+	return nil
+}

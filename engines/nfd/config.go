@@ -1,0 +1,52 @@
+package nfd
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+)
+
+// DefaultNamespace is where Node Feature Discovery runs by default.
+const DefaultNamespace = "node-feature-discovery"
+
+// Config is the engine's typed configuration (the `params` of an `nfd`
+// engine entry).
+type Config struct {
+	kubeclient.ClientConfig `yaml:",inline"`
+	// LabelConfig chooses the keys of the node labels requested through
+	// spec.labels (with Labels on).
+	kube.LabelConfig `yaml:",inline" request:"true"`
+	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
+	Mode string `yaml:"mode"`
+	// Namespace is NFD's namespace, where nfd-master reads NodeFeature
+	// objects (default "node-feature-discovery").
+	Namespace string `yaml:"namespace"`
+	// Labels also asks nfd-master, through spec.labels, to set the
+	// topology labels on the nodes. nfd-master only sets labels in the
+	// namespaces it allows: add the preset's (e.g.
+	// topology.toposcope.io) to its -extra-label-ns.
+	Labels bool `yaml:"labels"`
+	// NodeSelector restricts the nodes written (a label selector).
+	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
+}
+
+// DefaultConfig returns the configuration used when no params are given.
+func DefaultConfig() Config {
+	return Config{ClientConfig: kubeclient.DefaultClientConfig(), LabelConfig: kube.DefaultLabelConfig(),
+		Mode: kube.ModeApply, Namespace: DefaultNamespace}
+}
+
+// Validate reports every invalid field as a config.FieldError.
+func (c *Config) Validate() error {
+	errs := []error{c.ClientConfig.Validate(), c.LabelConfig.Validate(), kube.CheckMode("mode", c.Mode)}
+	if msgs := validation.IsDNS1123Label(c.Namespace); len(msgs) > 0 {
+		errs = append(errs, config.Errorf("namespace", "%q: %v", c.Namespace, msgs))
+	}
+	if _, err := labels.Parse(c.NodeSelector); err != nil {
+		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
+	}
+	return config.Join(errs...)
+}

@@ -1,0 +1,231 @@
+// Package nfd is the engine that feeds Node Feature Discovery: one
+// NodeFeature object (nfd.k8s-sigs.io/v1alpha1) per placed node, in NFD's
+// namespace, holding the node's switch path and NVLink domain as the
+// attribute feature set "toposcope.network" (elements tier-0 ... tier-N,
+// accelerator-domain, accelerator-subdomain), so that NodeFeatureRules
+// and NodeFeatureGroups can select on them; with labels on, spec.labels
+// also asks nfd-master for the topology labels. Each object is owned by
+// its Node (garbage-collected with it), labelled
+// nfd.node.kubernetes.io/node-name, and written only where it differs;
+// nodes the graph does not place keep their object.
+package nfd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Name is the engine's name in configuration files and on the CLI.
+const Name = "nfd"
+
+// FeatureSet is the name of the attribute feature set written.
+const FeatureSet = "toposcope.network"
+
+// NodeNameLabel is the label by which nfd-master finds a NodeFeature's
+// node.
+const NodeNameLabel = "nfd.node.kubernetes.io/node-name"
+
+// Resource is the NodeFeature resource.
+var Resource = schema.GroupVersionResource{Group: "nfd.k8s-sigs.io", Version: "v1alpha1", Resource: "nodefeatures"}
+
+// Compile-time checks that Engine implements the engine interfaces.
+var (
+	_ engines.Engine   = (*Engine)(nil)
+	_ engines.Renderer = (*Engine)(nil)
+	_ kube.Applier     = (*Engine)(nil)
+)
+
+// Engine writes NodeFeature objects. It is safe for concurrent use.
+type Engine struct {
+	cfg  Config
+	keys kube.LabelKeys
+	core kubernetes.Interface
+	dyn  dynamic.Interface
+	deps engines.Deps
+}
+
+// New validates cfg and returns an Engine writing through the clients,
+// which may be nil only in kube.ModePrint.
+func New(cfg Config, clients kubeclient.Clients, deps engines.Deps) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if (clients.Core == nil || clients.Dynamic == nil) && cfg.Mode != kube.ModePrint {
+		return nil, fmt.Errorf("%s: mode %s needs a Kubernetes client", Name, cfg.Mode)
+	}
+	return &Engine{cfg: cfg, keys: cfg.Keys(), core: clients.Core, dyn: clients.Dynamic, deps: deps.WithDefaults()}, nil
+}
+
+// NewFactory returns the registry entry of the engine.
+func NewFactory() engines.Factory {
+	return engines.Factory{
+		Name:    Name,
+		Summary: "Node Feature Discovery: a NodeFeature per node with its switch path and NVLink domain (and, optionally, labels)",
+		New: func(params *yaml.Node, prefix string, deps engines.Deps) (engines.Engine, error) {
+			cfg := DefaultConfig()
+			if err := config.Decode(params, &cfg, prefix); err != nil {
+				return nil, err
+			}
+			if deps.RenderOnly {
+				cfg.Mode = kube.ModePrint // no client needed to render
+			}
+			clients, err := kube.ClientsFor(&cfg.ClientConfig, cfg.Mode)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", Name, err)
+			}
+			return New(cfg, clients, deps)
+		},
+		Example: "mode: print\n",
+		Params:  config.SpecOf(Config{}),
+	}
+}
+
+// elements are the feature elements of graph node n: its switches
+// closest first and its domain; nil when the graph places it nowhere.
+func elements(g *topology.Graph, n *topology.Node) map[string]any {
+	out := map[string]any{}
+	for i, s := range g.Path(n.Name) {
+		out["tier-"+strconv.Itoa(i)] = s.ID
+	}
+	if n.Domain != "" {
+		out["accelerator-domain"] = n.Domain
+	}
+	if n.SubDomain != "" {
+		out["accelerator-subdomain"] = n.SubDomain
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// object is the NodeFeature of graph node n, owned by the Kubernetes
+// node of that uid when uid is set.
+func (e *Engine) object(g *topology.Graph, n *topology.Node, k string, uid types.UID) *unstructured.Unstructured {
+	el := elements(g, n)
+	spec := map[string]any{"features": map[string]any{"attributes": map[string]any{FeatureSet: map[string]any{"elements": el}}}}
+	if e.cfg.Labels {
+		labels, _ := e.keys.NodeLabels(g, n)
+		ls := make(map[string]any, len(labels))
+		for lk, lv := range labels {
+			ls[lk] = lv
+		}
+		spec["labels"] = ls
+	}
+	o := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": Resource.Group + "/" + Resource.Version, "kind": "NodeFeature", "spec": spec,
+	}}
+	o.SetName("toposcope-" + k)
+	o.SetNamespace(e.cfg.Namespace)
+	o.SetLabels(map[string]string{NodeNameLabel: k, keys.ManagedBy: kubeclient.FieldManager})
+	if uid != "" {
+		o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: k, UID: uid}})
+	}
+	return o
+}
+
+// Apply lists the nodes once, then creates or updates the NodeFeature of
+// each node the graph places, where it differs. Nodes the graph does not
+// place are refused and keep their object. With opts.DryRun nothing is
+// written; opts.Guard sees the plan first.
+func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) (*kube.Result, error) {
+	if e.core == nil {
+		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
+	}
+	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
+	m := kube.NewMatcher(g)
+	var want []*unstructured.Unstructured
+	listOpts := metav1.ListOptions{LabelSelector: e.cfg.NodeSelector, Limit: e.cfg.PageSize}
+	for {
+		list, err := e.core.CoreV1().Nodes().List(ctx, listOpts)
+		if err != nil {
+			return res, fmt.Errorf("%s: list nodes: %w", Name, err)
+		}
+		for i := range list.Items {
+			k := &list.Items[i]
+			n, _ := m.Match(k)
+			if n == nil || elements(g, n) == nil {
+				res.Refused = append(res.Refused, k.Name)
+				continue
+			}
+			want = append(want, e.object(g, n, k.Name, k.UID))
+		}
+		if list.Continue == "" {
+			break
+		}
+		listOpts.Continue = list.Continue
+	}
+	hostlist.Sort(res.Refused)
+	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace}
+	plan, err := objs.Plan(ctx, want, res)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", Name, err)
+	}
+	if err := kube.CheckGuard(ctx, g, res, opts); err != nil {
+		return res, err
+	}
+	if opts.DryRun {
+		return res, nil
+	}
+	if err := plan.Write(ctx, res); err != nil {
+		return res, fmt.Errorf("%s: %w", Name, err)
+	}
+	return res, nil
+}
+
+// Publish applies (mode apply), prints the changes it would make
+// (dry-run), or prints the objects without contacting a cluster (print).
+func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
+	return e.PublishWith(ctx, g, kube.ApplyOptions{})
+}
+
+// PublishWith implements kube.GuardedPublisher.
+func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
+	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps, opts)
+}
+
+// ContentType is YAML.
+func (e *Engine) ContentType() string { return "application/yaml" }
+
+// Render returns a List of the NodeFeature of every node the graph
+// places, named after the graph's nodes, without owners. It contacts no
+// cluster.
+func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	items := []any{}
+	for i := range g.Nodes() {
+		n := &g.Nodes()[i]
+		if elements(g, n) != nil {
+			items = append(items, e.object(g, n, n.Name, "").Object)
+		}
+	}
+	out, err := sigyaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# NodeFeature objects written by toposcope %s: %d of %d nodes.\n", Name, len(items), len(g.Nodes()))
+	buf.Write(out)
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,45 @@
+package volcano
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+)
+
+// DefaultPrefix starts the name of every HyperNode the engine writes.
+const DefaultPrefix = "toposcope-"
+
+// Config is the engine's typed configuration (the `params` of a
+// `volcano` engine entry).
+type Config struct {
+	kubeclient.ClientConfig `yaml:",inline"`
+	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
+	Mode string `yaml:"mode"`
+	// Prefix starts every HyperNode name (default "toposcope-"), so that
+	// the engine's objects never take the name of another writer's.
+	Prefix string `yaml:"prefix"`
+	// NodeSelector restricts the member nodes (a label selector).
+	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
+}
+
+// DefaultConfig returns the configuration used when no params are given.
+func DefaultConfig() Config {
+	return Config{ClientConfig: kubeclient.DefaultClientConfig(), Mode: kube.ModeApply, Prefix: DefaultPrefix}
+}
+
+// Validate reports every invalid field as a config.FieldError.
+func (c *Config) Validate() error {
+	errs := []error{c.ClientConfig.Validate(), kube.CheckMode("mode", c.Mode)}
+	if c.Prefix != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.Prefix + "x"); len(msgs) > 0 || len(c.Prefix) > 200 {
+			errs = append(errs, config.Errorf("prefix", "%q cannot start an object name: %v", c.Prefix, msgs))
+		}
+	}
+	if _, err := labels.Parse(c.NodeSelector); err != nil {
+		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
+	}
+	return config.Join(errs...)
+}

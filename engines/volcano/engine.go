@@ -1,0 +1,246 @@
+// Package volcano is the engine that feeds the Volcano scheduler's
+// network-topology-aware scheduling: one HyperNode
+// (topology.volcano.sh/v1alpha1, cluster-scoped) per switch of the graph
+// that has a node below it. A leaf switch's HyperNode is tier 1 and
+// lists its nodes (members of type Node); a higher switch's is one tier
+// above its highest child and lists the child HyperNodes (type
+// HyperNode). Objects carry the managed-by label and the switch's
+// provider ID; only differing ones are written, and the engine's own
+// HyperNodes of switches gone from the graph are deleted.
+package volcano
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Name is the engine's name in configuration files and on the CLI.
+const Name = "volcano"
+
+// Resource is the HyperNode resource.
+var Resource = schema.GroupVersionResource{Group: "topology.volcano.sh", Version: "v1alpha1", Resource: "hypernodes"}
+
+// Compile-time checks that Engine implements the engine interfaces.
+var (
+	_ engines.Engine   = (*Engine)(nil)
+	_ engines.Renderer = (*Engine)(nil)
+	_ kube.Applier     = (*Engine)(nil)
+)
+
+// Engine writes HyperNode objects. It is safe for concurrent use.
+type Engine struct {
+	cfg  Config
+	core kubernetes.Interface
+	dyn  dynamic.Interface
+	deps engines.Deps
+}
+
+// New validates cfg and returns an Engine writing through the clients,
+// which may be nil only in kube.ModePrint.
+func New(cfg Config, clients kubeclient.Clients, deps engines.Deps) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if (clients.Core == nil || clients.Dynamic == nil) && cfg.Mode != kube.ModePrint {
+		return nil, fmt.Errorf("%s: mode %s needs a Kubernetes client", Name, cfg.Mode)
+	}
+	return &Engine{cfg: cfg, core: clients.Core, dyn: clients.Dynamic, deps: deps.WithDefaults()}, nil
+}
+
+// NewFactory returns the registry entry of the engine.
+func NewFactory() engines.Factory {
+	return engines.Factory{
+		Name:    Name,
+		Summary: "Volcano: a HyperNode per switch, tiers from the switch tree (leaf switches are tier 1)",
+		New: func(params *yaml.Node, prefix string, deps engines.Deps) (engines.Engine, error) {
+			cfg := DefaultConfig()
+			if err := config.Decode(params, &cfg, prefix); err != nil {
+				return nil, err
+			}
+			if deps.RenderOnly {
+				cfg.Mode = kube.ModePrint // no client needed to render
+			}
+			clients, err := kube.ClientsFor(&cfg.ClientConfig, cfg.Mode)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", Name, err)
+			}
+			return New(cfg, clients, deps)
+		},
+		Example: "mode: print\n",
+		Params:  config.SpecOf(Config{}),
+	}
+}
+
+// objectName is the HyperNode name of a switch: the prefix and the
+// switch's safe name, lowercased and cut to what an object name allows,
+// with a hash of the ID when that changed it.
+func (e *Engine) objectName(s *topology.Switch) string {
+	n := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, s.Name)
+	n = strings.Trim(n, "-.")
+	if n != s.Name || n == "" {
+		sum := sha256.Sum256([]byte(s.ID))
+		n = strings.Trim(n+"-"+hex.EncodeToString(sum[:4]), "-")
+	}
+	return e.cfg.Prefix + n
+}
+
+// hyperNodes returns the HyperNodes of g, leaves first; member maps a
+// graph node to its Kubernetes node name ("" leaves it out).
+func (e *Engine) hyperNodes(g *topology.Graph, member func(n *topology.Node) string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	var visit func(s *topology.Switch) (string, int)
+	visit = func(s *topology.Switch) (string, int) {
+		var members []any
+		tier := 1
+		for _, id := range s.Children {
+			c, ok := g.Switch(id)
+			if !ok {
+				continue
+			}
+			if name, t := visit(c); t > 0 {
+				members = append(members, map[string]any{"type": "HyperNode", "selector": map[string]any{"exactMatch": map[string]any{"name": name}}})
+				tier = max(tier, t+1)
+			}
+		}
+		for _, nn := range s.Nodes {
+			n, ok := g.Node(nn)
+			if !ok {
+				continue
+			}
+			if k := member(n); k != "" {
+				members = append(members, map[string]any{"type": "Node", "selector": map[string]any{"exactMatch": map[string]any{"name": k}}})
+			}
+		}
+		if len(members) == 0 {
+			return "", 0
+		}
+		o := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": Resource.Group + "/" + Resource.Version, "kind": "HyperNode",
+			"spec": map[string]any{"tier": int64(tier), "members": members},
+		}}
+		name := e.objectName(s)
+		o.SetName(name)
+		o.SetLabels(map[string]string{keys.ManagedBy: kubeclient.FieldManager})
+		o.SetAnnotations(map[string]string{keys.SwitchID: s.ID})
+		out = append(out, o)
+		return name, tier
+	}
+	for _, r := range g.Roots() {
+		visit(r)
+	}
+	return out
+}
+
+// Apply lists the nodes once, then converges the HyperNodes: members are
+// the Kubernetes nodes the graph places under a switch; nodes it does not
+// place are refused (and are in no HyperNode). With opts.DryRun nothing
+// is written; opts.Guard sees the plan first.
+func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) (*kube.Result, error) {
+	if e.core == nil {
+		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
+	}
+	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
+	m := kube.NewMatcher(g)
+	names := map[string]string{} // graph node -> Kubernetes node
+	listOpts := metav1.ListOptions{LabelSelector: e.cfg.NodeSelector, Limit: e.cfg.PageSize}
+	for {
+		list, err := e.core.CoreV1().Nodes().List(ctx, listOpts)
+		if err != nil {
+			return res, fmt.Errorf("%s: list nodes: %w", Name, err)
+		}
+		for i := range list.Items {
+			k := &list.Items[i]
+			n, _ := m.Match(k)
+			if n == nil || n.Leaf == "" {
+				res.Refused = append(res.Refused, k.Name)
+				continue
+			}
+			names[n.Name] = k.Name
+		}
+		if list.Continue == "" {
+			break
+		}
+		listOpts.Continue = list.Continue
+	}
+	hostlist.Sort(res.Refused)
+	want := e.hyperNodes(g, func(n *topology.Node) string { return names[n.Name] })
+	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "HyperNode", Prune: true,
+		Owns: func(name string) bool { return strings.HasPrefix(name, e.cfg.Prefix) }}
+	plan, err := objs.Plan(ctx, want, res)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", Name, err)
+	}
+	if err := kube.CheckGuard(ctx, g, res, opts); err != nil {
+		return res, err
+	}
+	if opts.DryRun {
+		return res, nil
+	}
+	if err := plan.Write(ctx, res); err != nil {
+		return res, fmt.Errorf("%s: %w", Name, err)
+	}
+	return res, nil
+}
+
+// Publish applies (mode apply), prints the changes it would make
+// (dry-run), or prints the objects without contacting a cluster (print).
+func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
+	return e.PublishWith(ctx, g, kube.ApplyOptions{})
+}
+
+// PublishWith implements kube.GuardedPublisher.
+func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
+	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps, opts)
+}
+
+// ContentType is YAML.
+func (e *Engine) ContentType() string { return "application/yaml" }
+
+// Render returns a List of the HyperNodes, their members named as in the
+// graph. It contacts no cluster.
+func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	objs := e.hyperNodes(g, func(n *topology.Node) string { return n.Name })
+	items := make([]any, 0, len(objs))
+	for _, o := range objs {
+		items = append(items, o.Object)
+	}
+	out, err := sigyaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# HyperNode objects written by toposcope %s: %d switches, %d nodes.\n", Name, len(items), len(g.Nodes()))
+	buf.Write(out)
+	return buf.Bytes(), nil
+}

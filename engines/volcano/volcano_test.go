@@ -1,0 +1,242 @@
+package volcano_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+
+	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/engines/volcano"
+	"github.com/toposcope/toposcope/internal/kubeclient"
+	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/topology"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// env is the package's apiserver with Volcano's HyperNode CRD.
+var env = kubetest.NewEnv(func(ctx context.Context, c *kubetest.Cluster) error {
+	return c.InstallCRDs(ctx, "testdata/crds/hypernodes.yaml")
+})
+
+func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
+
+func graph(t testing.TB, f kubetest.Fabric) *topology.Graph {
+	t.Helper()
+	g, err := f.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+type setup struct {
+	c       *kubetest.Cluster
+	fabric  kubetest.Fabric
+	counter *kubetest.Counter
+}
+
+func newSetup(t *testing.T, f kubetest.Fabric) *setup {
+	t.Helper()
+	c := env.Require(t)
+	s := &setup{c: c, counter: kubetest.NewCounter()}
+	f.Prefix = c.Prefix(t)
+	s.fabric = f
+	nodes := kubetest.NodeObjects(f.NodeNames(), map[string]string{kubetest.PrefixLabel: f.Prefix})
+	if err := c.CreateNodes(context.Background(), nodes, 16); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *setup) engine(t *testing.T, rc *rest.Config) *volcano.Engine {
+	t.Helper()
+	cfg := volcano.DefaultConfig()
+	cfg.Prefix = s.fabric.Prefix + "-hn-" // HyperNodes are cluster-scoped: keep tests apart
+	cfg.NodeSelector = kubetest.Selector(s.fabric.Prefix)
+	clients, err := kubeclient.NewClients(s.counter.Instrument(cfg.Tune(rc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := volcano.New(cfg, clients, engines.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (s *setup) apply(t *testing.T, e *volcano.Engine, g *topology.Graph) (*kube.Result, kubetest.Stats) {
+	t.Helper()
+	s.counter.Reset()
+	res, err := e.Apply(context.Background(), g, kube.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, s.counter.Stats()
+}
+
+// hyperNodes returns the test's HyperNodes by name.
+func (s *setup) hyperNodes(t *testing.T) map[string]*unstructured.Unstructured {
+	t.Helper()
+	list, err := s.c.Dynamic().Resource(volcano.Resource).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		if strings.HasPrefix(list.Items[i].GetName(), s.fabric.Prefix+"-hn-") {
+			out[list.Items[i].GetName()] = &list.Items[i]
+		}
+	}
+	return out
+}
+
+func members(o *unstructured.Unstructured) (kind string, names []string) {
+	ms, _, _ := unstructured.NestedSlice(o.Object, "spec", "members")
+	for _, m := range ms {
+		mm := m.(map[string]any)
+		kind = mm["type"].(string)
+		names = append(names, mm["selector"].(map[string]any)["exactMatch"].(map[string]any)["name"].(string))
+	}
+	return kind, names
+}
+
+// TestHyperNodes: the real apiserver, with Volcano's CRD, accepts one
+// HyperNode per switch, leaves at tier 1 listing their nodes and upper
+// switches one tier up listing their children; a rerun writes nothing; a
+// leaf whose nodes leave the graph loses its HyperNode and its spine is
+// updated.
+func TestHyperNodes(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 16, NodesPerLeaf: 4, LeavesPerSpine: 2})
+	e := s.engine(t, s.c.AdminConfig())
+	g := graph(t, s.fabric)
+	res, st := s.apply(t, e, g)
+	// 4 leaves, 2 spines, 1 core.
+	if res.Changed != 7 || st.ByVerb["create"] != 7 {
+		t.Fatalf("first run: %s; %+v", res.Summary(), st)
+	}
+	hn := s.hyperNodes(t)
+	p := s.fabric.Prefix
+	for name, want := range map[string]struct {
+		tier    int64
+		kind    string
+		members []string
+	}{
+		p + "-hn-" + p + "-leaf001": {1, "Node", []string{s.fabric.NodeName(0), s.fabric.NodeName(1), s.fabric.NodeName(2), s.fabric.NodeName(3)}},
+		p + "-hn-" + p + "-spine01": {2, "HyperNode", []string{p + "-hn-" + p + "-leaf001", p + "-hn-" + p + "-leaf002"}},
+		p + "-hn-" + p + "-core":    {3, "HyperNode", []string{p + "-hn-" + p + "-spine01", p + "-hn-" + p + "-spine02"}},
+	} {
+		o := hn[name]
+		if o == nil {
+			t.Fatalf("no HyperNode %s among %d", name, len(hn))
+		}
+		tier, _, _ := unstructured.NestedInt64(o.Object, "spec", "tier")
+		kind, names := members(o)
+		if tier != want.tier || kind != want.kind || strings.Join(names, ",") != strings.Join(want.members, ",") {
+			t.Errorf("%s: tier %d, %s %v; want %d, %s %v", name, tier, kind, names, want.tier, want.kind, want.members)
+		}
+		if o.GetAnnotations()[keys.SwitchID] == "" {
+			t.Errorf("%s has no %s", name, keys.SwitchID)
+		}
+	}
+
+	res, st = s.apply(t, e, g)
+	if st.Writes != 0 || res.Unchanged != 7 {
+		t.Errorf("rerun: %s; %+v", res.Summary(), st)
+	}
+
+	// The last leaf's 4 nodes leave the graph: its HyperNode goes, spine02
+	// is updated, the nodes are refused.
+	f2 := s.fabric
+	f2.Nodes = 12
+	res, st = s.apply(t, e, graph(t, f2))
+	if st.ByVerb["delete"] != 1 || st.ByVerb["update"] != 1 || len(res.Refused) != 4 {
+		t.Errorf("after a leaf left: %s; %+v, refused %v", res.Summary(), st, res.Refused)
+	}
+	if _, ok := s.hyperNodes(t)[p+"-hn-"+p+"-leaf004"]; ok {
+		t.Error("leaf004's HyperNode is still there")
+	}
+}
+
+// TestObjectNames: switch IDs that are not object names are lowercased
+// and made unique with a hash of the ID.
+func TestObjectNames(t *testing.T) {
+	t.Parallel()
+	b := topology.NewBuilder()
+	b.AddNode(topology.Node{Name: "n1"})
+	b.AddNode(topology.Node{Name: "n2"})
+	b.AddPath("n1", []topology.SwitchInfo{{ID: "S-2c5eab0300B87B40"}})
+	b.AddPath("n2", []topology.SwitchInfo{{ID: "s-2c5eab0300b87b40"}})
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := render(t, g)
+	for _, want := range []string{"name: toposcope-s-2c5eab0300b87b40\n", "name: toposcope-s-2c5eab0300b87b40-"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func render(t *testing.T, g *topology.Graph) string {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("mode: print\n"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	e, err := volcano.NewFactory().New(doc.Content[0], "params", engines.Deps{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Publish(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// TestRBAC runs the engine with only charts/toposcope/rbac/volcano.yaml
+// and checks each rule was needed.
+func TestRBAC(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, Tiers: 2})
+	rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/volcano.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := s.c.ServiceAccountConfig(context.Background(), s.c.Namespace(t), "toposcope", rules.Cluster, rules.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.engine(t, rc)
+	f2 := s.fabric
+	f2.Nodes = 4
+	for _, g := range []*topology.Graph{graph(t, s.fabric), graph(t, f2)} { // create, then update and delete
+		if _, err := e.Apply(context.Background(), g, kube.ApplyOptions{}); err != nil {
+			t.Fatalf("publish as the ServiceAccount: %v", err)
+		}
+	}
+	if unused := rules.Unused(s.counter.Accesses()); len(unused) > 0 {
+		t.Errorf("charts/toposcope/rbac/volcano.yaml grants permissions the engine never used: %v", unused)
+	}
+}
+
+func TestRender(t *testing.T) {
+	t.Parallel()
+	g := graph(t, kubetest.Fabric{Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2})
+	goldenfile.Check(t, filepath.Join("testdata", "render.yaml"), []byte(render(t, g)), *update)
+}
