@@ -20,6 +20,7 @@ import (
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/aws"
+	"github.com/toposcope/toposcope/providers/dra"
 	"github.com/toposcope/toposcope/providers/gcp"
 	"github.com/toposcope/toposcope/providers/infiniband"
 	pk8slabels "github.com/toposcope/toposcope/providers/k8slabels"
@@ -49,6 +50,7 @@ func Providers() []providers.Factory {
 		netq.NewFactory(),
 		nvlink.NewFactory(),
 		pk8slabels.NewFactory(),
+		dra.NewFactory(),
 		agents.NewFactory(),
 		aws.NewFactory(),
 		gcp.NewFactory(),

@@ -123,6 +123,9 @@ by resourceName.
 {{- if and $c.provider (eq (toString $c.provider.name) "k8s-labels") -}}
 {{- $needs = append $needs (dict "file" "provider-k8s-labels") -}}
 {{- end -}}
+{{- if and $c.provider (eq (toString $c.provider.name) "dra") -}}
+{{- $needs = append $needs (dict "file" "provider-dra") -}}
+{{- end -}}
 {{- range $e := (default list $c.engines) -}}
 {{- $p := default dict $e.params -}}
 {{- if has (toString $e.name) (list "k8s-labels" "kueue" "kai") -}}
