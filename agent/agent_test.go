@@ -44,6 +44,14 @@ func sysfs(t *testing.T, hcas map[string]string) string {
 	return dir
 }
 
+func placerDown(context.Context) (agent.Placement, error) {
+	return agent.Placement{}, errors.New("404")
+}
+
+func placerUp(context.Context) (agent.Placement, error) {
+	return agent.Placement{Path: []string{"lb1", "nb1", "hpc1"}, Domain: "gmf1"}, nil
+}
+
 func TestGather(t *testing.T) {
 	t.Parallel()
 	down := func(context.Context) (agent.Identity, error) { return agent.Identity{}, errors.New("no route") }
@@ -71,6 +79,13 @@ func TestGather(t *testing.T) {
 		{"nvidia-smi fails", agent.Gatherer{NvidiaSMI: []string{"nvidia-smi"}, Run: runner("", errors.New("exit status 9"))},
 			nil, agent.Facts{}, true},
 		{"bad guid", agent.Gatherer{}, map[string]string{"mlx5_0": "zz"}, agent.Facts{}, true},
+		{"fabric placement from the metadata service", agent.Gatherer{Identifiers: []agent.Identifier{up},
+			Placers: []agent.Placer{placerDown, placerUp}}, nil,
+			agent.Facts{Node: "n1", InstanceID: "i-1", Region: "us-east-1", Zone: "us-east-1a",
+				Fabric: []string{"lb1", "nb1", "hpc1"}, FabricDomain: "gmf1"}, false},
+		{"no placement asked without an identity", agent.Gatherer{Identifiers: []agent.Identifier{down},
+			Placers: []agent.Placer{func(context.Context) (agent.Placement, error) { panic("asked") }}}, nil,
+			agent.Facts{Node: "n1"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

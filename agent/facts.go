@@ -38,6 +38,17 @@ type Identity struct {
 // it did not answer (the agent then reports no identity).
 type Identifier func(ctx context.Context) (Identity, error)
 
+// Placement is where the node sits in its cloud's fabric (path closest
+// first) and its accelerator domain, as its metadata service says.
+type Placement struct {
+	Path   []string
+	Domain string
+}
+
+// Placer asks a metadata service where this host sits. An error means it
+// did not answer (the agent then reports no fabric).
+type Placer func(ctx context.Context) (Placement, error)
+
 // Runner runs a command (argv) and returns its standard output.
 type Runner func(ctx context.Context, argv []string) ([]byte, error)
 
@@ -54,6 +65,10 @@ func ExecRunner(ctx context.Context, argv []string) ([]byte, error) {
 type Gatherer struct {
 	// Identifiers are tried in order; the first that answers wins.
 	Identifiers []Identifier
+	// Placers are tried in order once an identifier answered (a host
+	// with no metadata service is not asked again); the first that
+	// answers wins.
+	Placers []Placer
 	// NvidiaSMI is the nvidia-smi command (e.g. ["nvidia-smi", "-q"]);
 	// nil skips it. A missing binary means no GPUs, not an error.
 	NvidiaSMI []string
@@ -83,6 +98,18 @@ func (g *Gatherer) Gather(ctx context.Context, node string) (Facts, error) {
 			continue
 		}
 		f.InstanceID, f.Region, f.Zone = in.InstanceID, in.Region, in.Zone
+		break
+	}
+	for i, place := range g.Placers {
+		if f.InstanceID == "" {
+			break
+		}
+		pl, err := place(ctx)
+		if err != nil {
+			log.Debug("agent: metadata service gave no fabric placement", "placer", i, "error", err)
+			continue
+		}
+		f.Fabric, f.FabricDomain = pl.Path, pl.Domain
 		break
 	}
 	if len(g.NvidiaSMI) > 0 {

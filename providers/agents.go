@@ -24,6 +24,13 @@ type NodeFacts struct {
 	Rack string `json:"rack,omitempty" yaml:"rack,omitempty"`
 	// HCAs are the node's InfiniBand/RoCE adapters, by name.
 	HCAs []HCA `json:"hcas,omitempty" yaml:"hcas,omitempty"`
+	// Fabric is the node's place in its cloud's fabric, closest unit
+	// first, as the node's metadata service gives it (OCI's local block,
+	// network block and HPC island); empty when none does.
+	Fabric []string `json:"fabric,omitempty" yaml:"fabric,omitempty"`
+	// FabricDomain is the accelerator domain the metadata service gives
+	// (OCI's GPU memory fabric), used when nvidia-smi gives no clique.
+	FabricDomain string `json:"fabricDomain,omitempty" yaml:"fabricDomain,omitempty"`
 }
 
 // HCA is one host channel adapter of a node.

@@ -92,7 +92,7 @@ func TestTopographExampleRequests(t *testing.T) {
 	}
 	for body, want := range map[string]int{
 		`{"provider":{"name":"test"},"engine":{"name":"graph"}}`:                                               http.StatusBadRequest,
-		`{"provider":{"name":"oci-imds"},"engine":{"name":"slurm"}}`:                                           http.StatusBadRequest,
+		`{"provider":{"name":"dsx"},"engine":{"name":"slurm"}}`:                                                http.StatusBadRequest,
 		`{"provider":{"name":"test"},"engine":{"name":"slurm","params":{"topologyConfigPath":"/etc/passwd"}}}`: http.StatusForbidden,
 		`{"provider":{"name":"test"},"engine":{"name":"slurm","params":{"reconfigure":true}}}`:                 http.StatusForbidden,
 	} {

@@ -106,7 +106,7 @@ func topographProviders() map[string]compatPlugin {
 			"accelerator":  {to: "domainLabel", conv: acceleratorLabel},
 		}},
 		"nebius":   {name: "nebius"},
-		"oci-imds": {refuse: "use the oci provider, which reads the same host topology through the OCI API"},
+		"oci-imds": {name: "agents", params: map[string]compatRule{"trimTiers": {refuse: "toposcope keeps every tier", keepIf: codeIs(0)}}},
 		"dsx":      {refuse: "Topograph's dsx provider is not implemented either; use the sim provider"},
 	}
 	for _, n := range []string{"aws-sim", "gcp-sim", "oci-sim", "nebius-sim", "nscale-sim", "lambdai-sim", "dsx-sim"} {

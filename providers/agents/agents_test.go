@@ -164,3 +164,35 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverFabricFromMetadata: a report with the fabric path its
+// metadata service gave (OCI's rdmaTopologyData) places the node under
+// that path, and its GPU memory fabric is the domain when nvidia-smi gave
+// no clique.
+func TestDiscoverFabricFromMetadata(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	p, err := agents.New(agents.DefaultConfig(), deps(reports{
+		{Facts: providers.NodeFacts{Node: "oci1", Fabric: []string{"lb1", "nb1", "hpc1"}, FabricDomain: "gmf1"}, ReceivedAt: now},
+		{Facts: providers.NodeFacts{Node: "oci2", Fabric: []string{"lb2", "nb1", "hpc1"}, FabricDomain: "gmf1", Clique: clique}, ReceivedAt: now},
+	}, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Discover(context.Background(), providers.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path []string
+	for _, s := range g.Path("oci1") {
+		path = append(path, s.ID)
+	}
+	if strings.Join(path, ">") != "lb1>nb1>hpc1" {
+		t.Errorf("oci1 path = %v", path)
+	}
+	n1, _ := g.Node("oci1")
+	n2, _ := g.Node("oci2")
+	if n1.Domain != "gmf1" || n2.Domain == "gmf1" || n2.Domain == "" {
+		t.Errorf("domains: oci1 %q (want the fabric), oci2 %q (want its clique)", n1.Domain, n2.Domain)
+	}
+}

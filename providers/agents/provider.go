@@ -121,6 +121,13 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 			return nil, fmt.Errorf("agents: %w", err)
 		}
 		b.AddNode(n)
+		if len(r.Facts.Fabric) > 0 {
+			path := make([]topology.SwitchInfo, len(r.Facts.Fabric))
+			for i, id := range r.Facts.Fabric {
+				path[i] = topology.SwitchInfo{ID: id}
+			}
+			b.AddPath(name, path)
+		}
 		if domain != "" {
 			b.AddToDomain(name, domain, sub)
 		}
@@ -173,7 +180,7 @@ func node(f providers.NodeFacts) (topology.Node, string, string, error) {
 		n.Attributes = map[string]string{HCAsAttribute: strings.Join(hcas, ",")}
 	}
 	if f.Clique == "" {
-		return n, "", "", nil
+		return n, f.FabricDomain, "", nil
 	}
 	c, err := nvlink.ParseCliqueLabel(f.Clique)
 	if err != nil {

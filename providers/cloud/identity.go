@@ -8,6 +8,7 @@ package cloud
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -189,6 +190,41 @@ func (c *Client) NebiusToken(ctx context.Context) (string, error) {
 	t, err := c.get(ctx, http.MethodGet, "/v1/iam/sa/token/access_token", nebiusHeader)
 	if err != nil {
 		return "", fmt.Errorf("nebius metadata token: %w", err)
+	}
+	return t, nil
+}
+
+// HostTopology is where a host sits in its cloud's fabric, as the host's
+// own metadata service tells it.
+type HostTopology struct {
+	// Path lists the fabric units closest first; empty when the service
+	// gave an incomplete path.
+	Path []string
+	// Domain is the accelerator (GPU memory fabric) domain, if any.
+	Domain string
+}
+
+// OCIHostTopology reads /opc/v2/host/rdmaTopologyData ("Authorization:
+// Bearer Oracle"): customerLocalBlock, customerNetworkBlock and
+// customerHPCIslandId are the path, closest first (all three or none, as
+// the oci provider places hosts), customerGpuMemoryFabric the domain.
+func (c *Client) OCIHostTopology(ctx context.Context) (HostTopology, error) {
+	body, err := c.get(ctx, http.MethodGet, "/opc/v2/host/rdmaTopologyData", http.Header{"Authorization": {"Bearer Oracle"}})
+	if err != nil {
+		return HostTopology{}, fmt.Errorf("oci imds: %w", err)
+	}
+	var d struct {
+		Local   string `json:"customerLocalBlock"`
+		Network string `json:"customerNetworkBlock"`
+		Island  string `json:"customerHPCIslandId"`
+		Fabric  string `json:"customerGpuMemoryFabric"`
+	}
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		return HostTopology{}, fmt.Errorf("%w: oci imds rdmaTopologyData: %w", ErrMetadata, err)
+	}
+	t := HostTopology{Domain: d.Fabric}
+	if d.Local != "" && d.Network != "" && d.Island != "" {
+		t.Path = []string{d.Local, d.Network, d.Island}
 	}
 	return t, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
@@ -84,6 +85,42 @@ func TestMapping(t *testing.T) {
 			}
 			if len(g.Nodes()) != tt.wantNodes || len(g.Unplaced()) != len(tt.wantUnplaced) || rep.Count() != len(tt.wantUnplaced) {
 				t.Fatalf("nodes %d unplaced %v report %+v", len(g.Nodes()), g.Unplaced(), rep)
+			}
+		})
+	}
+}
+
+// TestOCIHostTopology reads rdmaTopologyData: the three blocks closest
+// first and the GPU memory fabric; an incomplete path is no path.
+func TestOCIHostTopology(t *testing.T) {
+	t.Parallel()
+	full := map[string]string{"customerLocalBlock": "ocid1.computelocalblock.x", "customerNetworkBlock": "ocid1.computenetworkblock.x",
+		"customerHPCIslandId": "ocid1.hpcisland.x", "customerHostId": "ocid1.computebaremetalhost.x", "customerGpuMemoryFabric": "ocid1.computegpumemoryfabric.x"}
+	partial := map[string]string{"customerLocalBlock": "ocid1.computelocalblock.x"}
+	for _, tt := range []struct {
+		name   string
+		host   map[string]string
+		path   string
+		domain string
+		err    bool
+	}{
+		{"full", full, "ocid1.computelocalblock.x>ocid1.computenetworkblock.x>ocid1.hpcisland.x", "ocid1.computegpumemoryfabric.x", false},
+		{"partial", partial, "", "", false},
+		{"none", nil, "", "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(&cloudsim.IMDS{OCIHost: tt.host})
+			defer srv.Close()
+			got, err := cloud.NewClient(srv.Client(), srv.URL).OCIHostTopology(context.Background())
+			if tt.err {
+				if !errors.Is(err, cloud.ErrMetadata) {
+					t.Fatalf("err = %v, want ErrMetadata", err)
+				}
+				return
+			}
+			if err != nil || strings.Join(got.Path, ">") != tt.path || got.Domain != tt.domain {
+				t.Fatalf("got %+v, %v", got, err)
 			}
 		})
 	}

@@ -28,6 +28,7 @@ type agentOptions struct {
 	metadata   string
 	awsURL     string
 	gcpURL     string
+	ociURL     string
 	nvidiaSMI  string
 	sysfs      string
 	annotate   bool
@@ -67,9 +68,10 @@ func New(use string, stdout io.Writer, logger func() (*slog.Logger, error)) *cob
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.node, "node", "", "node name (default $NODE_NAME, else the host name)")
-	f.StringVar(&o.metadata, "metadata", "auto", "metadata service: auto (AWS, then GCP), aws, gcp or none")
+	f.StringVar(&o.metadata, "metadata", "auto", "metadata service: auto (AWS, then GCP, then OCI), aws, gcp, oci or none")
 	f.StringVar(&o.awsURL, "aws-metadata-url", cloud.DefaultAWSEndpoint, "AWS IMDS endpoint")
 	f.StringVar(&o.gcpURL, "gcp-metadata-url", cloud.DefaultGCPEndpoint, "GCP metadata server endpoint")
+	f.StringVar(&o.ociURL, "oci-metadata-url", cloud.DefaultOCIEndpoint, "OCI IMDS endpoint (identity and rdmaTopologyData)")
 	f.StringVar(&o.nvidiaSMI, "nvidia-smi", "nvidia-smi -q", "nvidia-smi command (empty: skip)")
 	f.StringVar(&o.sysfs, "sysfs", agent.DefaultSysfsDir, "RDMA device folder (empty: skip)")
 	f.BoolVar(&o.annotate, "annotate", false, "annotate this node's Kubernetes Node")
@@ -90,16 +92,28 @@ func (o *agentOptions) gatherer(log *slog.Logger) (*agent.Gatherer, error) {
 		id, err := cloud.NewClient(nil, o.gcpURL).GCP(ctx)
 		return agent.Identity{InstanceID: id.InstanceID, Region: id.Region, Zone: id.Zone}, err
 	}
+	oci := func(ctx context.Context) (agent.Identity, error) {
+		id, err := cloud.NewClient(nil, o.ociURL).OCI(ctx)
+		return agent.Identity{InstanceID: id.InstanceID, Region: id.Region}, err
+	}
+	ociHost := func(ctx context.Context) (agent.Placement, error) {
+		t, err := cloud.NewClient(nil, o.ociURL).OCIHostTopology(ctx)
+		return agent.Placement{Path: t.Path, Domain: t.Domain}, err
+	}
 	switch o.metadata {
 	case "auto":
-		g.Identifiers = []agent.Identifier{aws, gcp}
+		g.Identifiers = []agent.Identifier{aws, gcp, oci}
+		g.Placers = []agent.Placer{ociHost}
 	case "aws":
 		g.Identifiers = []agent.Identifier{aws}
 	case "gcp":
 		g.Identifiers = []agent.Identifier{gcp}
+	case "oci":
+		g.Identifiers = []agent.Identifier{oci}
+		g.Placers = []agent.Placer{ociHost}
 	case "none":
 	default:
-		return nil, fmt.Errorf("--metadata %q: want auto, aws, gcp or none: %w", o.metadata, ErrUsage)
+		return nil, fmt.Errorf("--metadata %q: want auto, aws, gcp, oci or none: %w", o.metadata, ErrUsage)
 	}
 	return g, nil
 }

@@ -18,6 +18,9 @@ type IMDS struct {
 	// NebiusProject and NebiusToken are what Nebius's service answers
 	// for the project (parent_id) and the service account's token.
 	NebiusProject, NebiusToken string
+	// OCIHost is what OCI's /opc/v2/host/rdmaTopologyData answers (its
+	// JSON fields: customerLocalBlock ...); nil for a host without one.
+	OCIHost map[string]string
 	// Role is the AWS instance role, whose credentials are RoleKey;
 	// empty for an instance without one.
 	Role    string
@@ -75,6 +78,18 @@ func (m *IMDS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v, ok = map[string]string{"/v1/instance-data/id": m.InstanceID, "/v1/instance-data/region": m.Region,
 			"/v1/instance-data/parent_id": m.NebiusProject, "/v1/iam/sa/token/access_token": m.NebiusToken}[p]
 		ok = ok && v != ""
+	case p == "/opc/v2/host/rdmaTopologyData":
+		if r.Header.Get("Authorization") != "Bearer Oracle" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if m.OCIHost == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(m.OCIHost)
+		return
 	case strings.HasPrefix(p, "/opc/v2/instance/"):
 		if r.Header.Get("Authorization") != "Bearer Oracle" {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
