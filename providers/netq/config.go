@@ -26,13 +26,18 @@ type Config struct {
 	// Nodes is a hostlist of the cluster's hosts; empty means every host
 	// (tier -1 device) of the graph.
 	Nodes string `yaml:"nodes,omitempty" request:"true"`
+	// NVLink says whether NetQ NVLink (NMX) is asked for the hosts'
+	// NVLink domains: NVLinkAuto (default), NVLinkOn or NVLinkOff.
+	NVLink string `yaml:"nvlink,omitempty"`
 	// Snapshot, when set, is used instead of asking NetQ: one topology
 	// graph, inline (examples, tests, a saved capture).
 	Snapshot *Graph `yaml:"snapshot,omitempty"`
+	// ComputeNodes, with Snapshot, are NMX's saved compute-node list.
+	ComputeNodes []ComputeNode `yaml:"computeNodes,omitempty"`
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{} }
+func DefaultConfig() Config { return Config{NVLink: NVLinkAuto} }
 
 // Validate reports every invalid field as config.FieldErrors.
 func (c Config) Validate() error {
@@ -43,6 +48,9 @@ func (c Config) Validate() error {
 			errs = append(errs, config.Errorf("username", "is required"))
 		}
 		errs = append(errs, httpretry.Secret{Value: c.Password, File: c.PasswordFile}.Check("password", "passwordFile", true))
+	}
+	if err := checkNVLink(c.NVLink); err != nil {
+		errs = append(errs, config.Errorf("nvlink", "%v", err))
 	}
 	for i, p := range c.Premises {
 		if strings.TrimSpace(p) == "" {

@@ -32,6 +32,8 @@ type emulator struct {
 	echo bool
 	// rejectFetch makes every topology fetch fail with 401.
 	rejectFetch bool
+	// computeNodes is NMX's compute-node list; nil serves no NMX (404).
+	computeNodes []map[string]any
 
 	mu    sync.Mutex
 	calls []string
@@ -94,9 +96,24 @@ func (e *emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		e.unauthorized(w, auth)
+	case r.Method == http.MethodGet && r.URL.Path == "/nmx/v1/compute-nodes" && e.computeNodes != nil:
+		if !e.noQuery(w, r) {
+			return
+		}
+		if auth != basicAuth(e.user, e.pass) {
+			e.unauthorized(w, auth)
+			return
+		}
+		writeJSON(w, e.computeNodes)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// nmxNode is one entry of NMX's compute-node list, in its field names.
+func nmxNode(name, domain, chassis string) map[string]any {
+	return map[string]any{"ID": "690a2d9cc5e905fa41a87d79", "Name": name, "DomainUUID": domain, "GpuIDList": []string{"690a2d9cc5e905fa41a87cdc"},
+		"Health": "HEALTHY", "LocationInfo": map[string]any{"ChassisID": 1, "ChassisSerialNumber": chassis, "HostID": 1, "SlotID": 5, "TrayIndex": 4}}
 }
 
 func (e *emulator) login(w http.ResponseWriter, r *http.Request, body []byte) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -162,8 +163,9 @@ func TestRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []time.Duration{100 * time.Millisecond, 5 * time.Second, 400 * time.Millisecond}
-	if !slices.Equal(rec.waits, want) || e.callCount() != 6 {
-		t.Errorf("waits %v after %d calls, want %v after 6", rec.waits, e.callCount(), want)
+	// login, select, fetch (3 failures retried), then the NMX list (404).
+	if !slices.Equal(rec.waits, want) || e.callCount() != 7 {
+		t.Errorf("waits %v after %d calls, want %v after 7", rec.waits, e.callCount(), want)
 	}
 }
 
@@ -302,5 +304,70 @@ func TestFactoryExample(t *testing.T) {
 	}
 	if len(g.Nodes()) != 4 || len(g.Switches()) != 3 || g.Depth() != 2 {
 		t.Errorf("example graph: %d nodes, %d switches, depth %d", len(g.Nodes()), len(g.Switches()), g.Depth())
+	}
+}
+
+// TestNVLinkDomains: NMX's compute-node list gives each host its NVLink
+// domain (DomainUUID) and chassis; with nvlink auto a NetQ without NMX is
+// a warning and no domains, with on it is an error, with off it is not
+// asked; a refused Basic auth never shows the password.
+func TestNVLinkDomains(t *testing.T) {
+	t.Parallel()
+	const dom = "3fbfc98b-7f95-4749-ab11-bd351a2aab3e"
+	withNMX := func() *emulator {
+		e := newEmulator()
+		e.computeNodes = []map[string]any{nmxNode("dgx-01", dom, "1825024170029"), nmxNode("dgx-02", dom, "1825024170030"), nmxNode("other", dom, "x")}
+		return e
+	}
+	tests := []struct {
+		name      string
+		emu       *emulator
+		nvlink    string
+		pass      string
+		wantDoms  int
+		wantErr   error
+		wantCalls int
+	}{
+		{"auto with NMX", withNMX(), NVLinkAuto, testPass, 1, nil, 4},
+		{"auto without NMX", newEmulator(), NVLinkAuto, testPass, 0, nil, 4},
+		{"on without NMX", newEmulator(), NVLinkOn, testPass, 0, errors.New("404"), 4},
+		{"off", withNMX(), NVLinkOff, testPass, 0, nil, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			url, ca := tt.emu.start(t)
+			cfg := baseConfig(url, ca)
+			cfg.Premises, cfg.NVLink = []string{"site-a"}, tt.nvlink
+			var logs bytes.Buffer
+			g, err := discover(t, cfg, providers.Request{}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+			if strings.Contains(logs.String()+fmt.Sprint(err), testPass) {
+				t.Fatalf("password leaked: %s %v", logs.String(), err)
+			}
+			if tt.wantErr != nil {
+				if err == nil || !strings.Contains(err.Error(), "NVLink") {
+					t.Fatalf("err = %v, want the NVLink call's failure", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Domains()) != tt.wantDoms || tt.emu.callCount() != tt.wantCalls {
+				t.Fatalf("%d domains after %d calls, want %d after %d", len(g.Domains()), tt.emu.callCount(), tt.wantDoms, tt.wantCalls)
+			}
+			if tt.wantDoms == 1 {
+				n, _ := g.Node("dgx-02")
+				if n.Domain != dom || n.SubDomain != "1825024170030" {
+					t.Errorf("dgx-02 in %q/%q", n.Domain, n.SubDomain)
+				}
+				if n3, _ := g.Node("dgx-03"); n3.Domain != "" {
+					t.Errorf("dgx-03 (not in NMX) in %q", n3.Domain)
+				}
+			}
+			if tt.name == "auto without NMX" && !strings.Contains(logs.String(), "NMX") {
+				t.Errorf("no warning: %s", logs.String())
+			}
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"log/slog"
 
 	"github.com/toposcope/toposcope/internal/config"
@@ -67,7 +68,8 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 		return nil, &config.FieldError{Field: "passwordFile", Err: err}
 	}
 	p.password = pw
-	if p.client, err = providers.HTTPClient(Name, cfg.Connection, deps, []string{pw}, opts...); err != nil {
+	basic := strings.TrimPrefix(basicAuth(cfg.Username, pw), "Basic ")
+	if p.client, err = providers.HTTPClient(Name, cfg.Connection, deps, []string{pw, basic}, opts...); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -102,10 +104,17 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	default:
 		names = tree.Hosts()
 	}
+	domains, err := p.nvlinkDomains(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("netq: %s: %w", p.where(), err)
+	}
 	b := topology.NewBuilder()
 	for _, n := range names {
 		b.AddNode(topology.Node{Name: n})
 		b.AddPath(n, tree.Path(n))
+		if d, ok := domains[n]; ok {
+			b.AddToDomain(n, d.DomainUUID, d.LocationInfo.ChassisSerialNumber)
+		}
 	}
 	g, err := b.Build()
 	if err != nil {

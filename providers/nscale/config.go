@@ -17,6 +17,10 @@ type Config struct {
 	// InstanceURL is the Instance API base; when set, host names come
 	// from GET /v2/instances (metadata.name).
 	InstanceURL string `yaml:"instanceURL,omitempty"`
+	// APIVersion is the Radar topology API: "v2" (GET /v2/topology,
+	// results keyed by server_id; the default, as the current API
+	// documents it) or "v1" (GET /v1/topology, keyed by instance_id).
+	APIVersion string `yaml:"apiVersion,omitempty"`
 	// Organization and Region are sent as X-Organization and X-Region.
 	Organization string `yaml:"organization,omitempty"`
 	Region       string `yaml:"region,omitempty" request:"true"`
@@ -32,11 +36,14 @@ type SnapshotInstance struct {
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{TokenSettings: cloud.DefaultTokenSettings()} }
+func DefaultConfig() Config { return Config{TokenSettings: cloud.DefaultTokenSettings(), APIVersion: "v2"} }
 
 // Validate reports every invalid field as config.FieldErrors.
 func (c Config) Validate() error {
 	errs := []error{c.TokenSettings.Validate(c.Snapshot != nil)}
+	if c.APIVersion != "v1" && c.APIVersion != "v2" {
+		errs = append(errs, config.Errorf("apiVersion", "must be v1 or v2, got %q", c.APIVersion))
+	}
 	if c.Snapshot == nil {
 		if c.Organization == "" {
 			errs = append(errs, config.Errorf("organization", "is required"))
@@ -69,7 +76,7 @@ func (c Config) snapshot() []cloud.Instance {
 	}
 	out := make([]cloud.Instance, 0, len(c.Snapshot))
 	for _, s := range c.Snapshot {
-		out = append(out, toInstance(result(s), ""))
+		out = append(out, toInstance(result{InstanceID: s.InstanceID, NetworkNodePath: s.NetworkNodePath, BlockID: s.BlockID}, ""))
 	}
 	return out
 }

@@ -43,9 +43,12 @@ func ids(p []*topology.Switch) string {
 	return strings.Join(s, ">")
 }
 
-func newProvider(t testing.TB, url string, log *slog.Logger, names map[string]string, pageSize int) *nscale.Provider {
+func newProvider(t testing.TB, url string, log *slog.Logger, names map[string]string, pageSize int, version ...string) *nscale.Provider {
 	t.Helper()
 	cfg := nscale.DefaultConfig()
+	if len(version) > 0 {
+		cfg.APIVersion = version[0]
+	}
 	cfg.URL, cfg.AllowHTTP, cfg.Organization, cfg.Region, cfg.Nodes, cfg.PageSize = url, true, "org-1", "us-east-1", names, pageSize
 	if names == nil {
 		cfg.InstanceURL = url // host names from the Instance API
@@ -69,8 +72,11 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 		wantErr   error
 		unplaced  []string
 		hostnames bool
+		v1        bool
 	}{
 		{name: "paged", model: "small-tree"},
+		{name: "paged, Radar v1", model: "small-tree", v1: true},
+		{name: "domains, Radar v1", model: "nvl72", byID: true, v1: true},
 		{name: "names from instance API", model: "nvl72", hostnames: true},
 		{name: "domains", model: "nvl72", byID: true},
 		{name: "throttled then fine", model: "small-tree", faults: cloudsim.Faults{Throttle: 2}},
@@ -98,7 +104,11 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 			if tt.hostnames {
 				names = nil
 			}
-			p := newProvider(t, srv.URL, slog.New(slog.NewTextHandler(&logs, nil)), names, 5)
+			version := "v2"
+			if tt.v1 {
+				version = "v1"
+			}
+			p := newProvider(t, srv.URL, slog.New(slog.NewTextHandler(&logs, nil)), names, 5, version)
 			req := providers.Request{Credentials: providers.NewCredentials(map[string]string{nscale.CredToken: cloudsim.Token})}
 			if tt.noCreds {
 				req.Credentials = providers.Credentials{}

@@ -1,6 +1,8 @@
 // Package nscale is the Nscale provider: it pages Radar's GET
-// /v1/topology (limit/offset until an empty page; bearer token,
-// X-Organization, X-Region) and turns network_node_path (root first) into
+// /v2/topology (or, with apiVersion v1, /v1/topology; limit/offset until
+// an empty page; bearer token, X-Organization, X-Region) and turns each
+// result's server_id (v1: instance_id) into the instance and
+// network_node_path (root first) into
 // the switch path, closest first, and block_id into the accelerator
 // domain. Host names come from the Instance API when instanceURL is set.
 // 429 and 5xx are retried with capped, jittered backoff honouring
@@ -59,6 +61,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 
 type result struct {
 	InstanceID      string   `json:"instance_id"`
+	ServerID        string   `json:"server_id"`
 	NetworkNodePath []string `json:"network_node_path"`
 	BlockID         string   `json:"block_id"`
 }
@@ -102,13 +105,19 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 			Results []result `json:"results"`
 		}
 		q := url.Values{"limit": {strconv.Itoa(p.cfg.PageSize)}, "offset": {strconv.Itoa(offset)}}
-		if err := p.client.JSON(ctx, http.MethodGet, p.cfg.Endpoint("v1/topology")+"?"+q.Encode(), h, nil, &pg); err != nil {
+		if err := p.client.JSON(ctx, http.MethodGet, p.cfg.Endpoint(p.cfg.APIVersion+"/topology")+"?"+q.Encode(), h, nil, &pg); err != nil {
 			return nil, calls, fmt.Errorf("topology offset %d: %w", offset, providers.ClassifyHTTP(err))
 		}
 		if len(pg.Results) == 0 {
 			return out, calls, nil
 		}
 		for _, r := range pg.Results {
+			if p.cfg.APIVersion == "v2" {
+				r.InstanceID = r.ServerID
+			}
+			if r.InstanceID == "" {
+				return nil, calls, fmt.Errorf("topology offset %d: a result without %s", offset, map[string]string{"v1": "instance_id", "v2": "server_id"}[p.cfg.APIVersion])
+			}
 			if seen[r.InstanceID] {
 				return nil, calls, fmt.Errorf("topology offset %d: instance %s again: %w", offset, r.InstanceID, ErrRepeatedPage)
 			}

@@ -114,8 +114,9 @@ func (l *Lambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// Nscale emulates Nscale's Radar GET /v1/topology (limit/offset, until
-// an empty page) and the Instance API's GET /v2/instances.
+// Nscale emulates Nscale's Radar GET /v1/topology (instance_id) and GET
+// /v2/topology (server_id; limit/offset, until an empty page) and the
+// Instance API's GET /v2/instances.
 type Nscale struct {
 	*base
 }
@@ -124,7 +125,8 @@ type Nscale struct {
 func NewNscale(instances []Instance, f Faults) *Nscale { return &Nscale{base: newBase(instances, f)} }
 
 type nscaleItem struct {
-	InstanceID      string   `json:"instance_id"`
+	InstanceID      string   `json:"instance_id,omitempty"`
+	ServerID        string   `json:"server_id,omitempty"`
 	NetworkNodePath []string `json:"network_node_path"`
 	BlockID         string   `json:"block_id,omitempty"`
 }
@@ -132,7 +134,7 @@ type nscaleItem struct {
 // ServeHTTP implements http.Handler.
 func (n *Nscale) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case "/v1/topology":
+	case "/v1/topology", "/v2/topology":
 		n.topology(w, r)
 	case "/v2/instances":
 		if !n.restGate(w, r, "organizationID", "regionID") {
@@ -178,7 +180,11 @@ func (n *Nscale) topology(w http.ResponseWriter, r *http.Request) {
 		Results []nscaleItem `json:"results"`
 	}{Results: []nscaleItem{}}
 	for _, in := range items {
-		resp.Results = append(resp.Results, nscaleItem{InstanceID: in.ID, NetworkNodePath: reversed(in.Path), BlockID: in.Domain})
+		it := nscaleItem{InstanceID: in.ID, NetworkNodePath: reversed(in.Path), BlockID: in.Domain}
+		if r.URL.Path == "/v2/topology" {
+			it.InstanceID, it.ServerID = "", in.ID
+		}
+		resp.Results = append(resp.Results, it)
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
