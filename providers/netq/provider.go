@@ -18,8 +18,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"log/slog"
+	"strings"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"

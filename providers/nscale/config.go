@@ -36,7 +36,9 @@ type SnapshotInstance struct {
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{TokenSettings: cloud.DefaultTokenSettings(), APIVersion: "v2"} }
+func DefaultConfig() Config {
+	return Config{TokenSettings: cloud.DefaultTokenSettings(), APIVersion: "v2"}
+}
 
 // Validate reports every invalid field as config.FieldErrors.
 func (c Config) Validate() error {
