@@ -125,6 +125,9 @@ func (c *grpcClient) wait(attempt int, st *status.Status) time.Duration {
 	return d
 }
 
+// classifyErr is classify for an error of a call.
+func classifyErr(err error) error { return classify(status.Convert(err)) }
+
 // classify wraps a gRPC status with the shared sentinels.
 func classify(st *status.Status) error {
 	err := fmt.Errorf("%s: %s", st.Code(), st.Message())

@@ -17,6 +17,12 @@ type Config struct {
 	// insecureSkipVerify, timeout, retry, token or tokenFile (an IAM
 	// access token), pageSize, deadline and nodes.
 	cloud.TokenSettings `yaml:",inline"`
+	// CredentialsFile is a service account credentials file (as Nebius's
+	// CLI writes it: subject-credentials with alg, private-key, kid, iss,
+	// sub); its signed JWT is exchanged at TokenURL for an IAM token.
+	CredentialsFile string `yaml:"credentialsFile,omitempty" path:"read"`
+	// TokenURL is the token exchange service (default DefaultTokenURL).
+	TokenURL string `yaml:"tokenURL,omitempty"`
 	// Project is the project whose instances are listed (parent_id);
 	// empty reads it from the metadata service.
 	Project string `yaml:"project,omitempty"`
@@ -43,12 +49,19 @@ type SnapshotInstance struct {
 func DefaultConfig() Config {
 	s := cloud.DefaultTokenSettings()
 	s.URL = DefaultURL
-	return Config{TokenSettings: s, MetadataURL: cloud.DefaultNebiusEndpoint}
+	return Config{TokenSettings: s, MetadataURL: cloud.DefaultNebiusEndpoint, TokenURL: DefaultTokenURL}
 }
 
 // Validate reports every invalid field as config.FieldErrors.
 func (c Config) Validate() error {
 	errs := []error{c.TokenSettings.Validate(c.Snapshot != nil)}
+	if c.Snapshot == nil {
+		tc := c.Connection
+		tc.URL = c.TokenURL
+		if err := tc.Validate(); err != nil {
+			errs = append(errs, config.PrefixFields("tokenURL", err))
+		}
+	}
 	if c.Snapshot == nil && c.Project == "" && c.MetadataURL == "-" {
 		errs = append(errs, config.Errorf("project", "is required when metadataURL is off"))
 	}

@@ -16,7 +16,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
 	"github.com/toposcope/toposcope/topology"
@@ -38,10 +40,12 @@ var ErrRepeatedToken = errors.New("repeated page token")
 // Provider discovers topology from the Nebius compute API.
 type Provider struct {
 	cloud.TokenAPI
-	cfg    Config
-	api    *grpcClient
-	meta   *cloud.Client
-	getenv func(string) string
+	cfg      Config
+	api      *grpcClient
+	meta     *cloud.Client
+	sa       *serviceAccount
+	exchange *exchanger
+	getenv   func(string) string
 }
 
 // Option customizes a Provider.
@@ -50,7 +54,8 @@ type Option func(*Provider)
 // WithGetenv replaces os.Getenv for IAM_TOKEN.
 func WithGetenv(f func(string) string) Option { return func(p *Provider) { p.getenv = f } }
 
-// New validates cfg and returns the provider.
+// New validates cfg, reads its credentials file, and returns the
+// provider.
 func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -60,46 +65,81 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{TokenAPI: api, cfg: cfg}
-	p.getenv = os.Getenv
+	p := &Provider{TokenAPI: api, cfg: cfg, getenv: os.Getenv}
 	for _, o := range opts {
 		o(p)
 	}
 	if cfg.Snapshot != nil {
 		return p, nil
 	}
-	if p.Token == "" {
-		p.Token = p.getenv(EnvToken)
+	if cfg.CredentialsFile != "" {
+		if p.sa, err = readCredentialsFile(cfg.CredentialsFile); err != nil {
+			return nil, &config.FieldError{Field: "credentialsFile", Err: err}
+		}
 	}
 	if cfg.MetadataURL != "-" {
 		p.meta = cloud.NewClient(nil, cfg.MetadataURL)
 	}
-	c, err := newClient(cfg, deps.Logger, deps.Observer)
-	if err != nil {
+	if p.api, err = newClient(cfg, deps.Logger, deps.Observer); err != nil {
 		return nil, fmt.Errorf("nebius: %w", err)
 	}
-	p.api = c
+	tc := cfg
+	tc.URL = cfg.TokenURL
+	tokens, err := newClient(tc, deps.Logger, deps.Observer)
+	if err != nil {
+		return nil, fmt.Errorf("nebius: tokenURL: %w", err)
+	}
+	p.exchange = &exchanger{client: tokens, now: time.Now}
 	p.Fetch = p.fetch
 	return p, nil
 }
 
-// Discover implements providers.Provider: with no token from the
-// request, the configuration or IAM_TOKEN, the instance service
-// account's token is read from the metadata service.
+// Discover implements providers.Provider with the IAM token of the first
+// source that has one: the request's token, the request's service
+// account key (exchanged), params.token or tokenFile, params.credentialsFile
+// (exchanged), IAM_TOKEN, then the instance service account's token from
+// the metadata service.
 func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
-	if _, ok := req.Credentials.Get(CredToken); !ok && req.Credentials.Len() > 0 {
-		return nil, fmt.Errorf("%s: %w: request credentials need %q, an IAM access token (service-account keys are not exchanged here; got keys %v)",
-			Name, providers.ErrNoCredentials, CredToken, req.Credentials.Keys())
-	}
-	if _, ok := req.Credentials.Get(CredToken); p.Snapshot == nil && !ok && p.Token == "" && p.meta != nil {
-		tok, err := p.meta.NebiusToken(ctx)
+	if p.Snapshot == nil {
+		tok, err := p.iamToken(ctx, req.Credentials)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w: no token in the request, params.token, params.tokenFile or %s, and the metadata service gave none: %w",
-				Name, providers.ErrNoCredentials, EnvToken, err)
+			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
 		req.Credentials = providers.NewCredentials(map[string]string{CredToken: tok})
 	}
 	return p.TokenAPI.Discover(ctx, req)
+}
+
+func (p *Provider) iamToken(ctx context.Context, c providers.Credentials) (string, error) {
+	if t, ok := c.Get(CredToken); ok {
+		return t, nil
+	}
+	sa, err := fromCredentials(c)
+	switch {
+	case err != nil:
+		return "", err
+	case sa != nil:
+		return p.exchange.token(ctx, sa)
+	case c.Len() > 0:
+		return "", fmt.Errorf("%w: request credentials need %q (an IAM token) or %s, %s and %s (got keys %v)",
+			providers.ErrNoCredentials, CredToken, CredServiceAccountID, CredPublicKeyID, CredPrivateKey, c.Keys())
+	case p.Token != "":
+		return p.Token, nil
+	case p.sa != nil:
+		return p.exchange.token(ctx, p.sa)
+	}
+	if t := p.getenv(EnvToken); t != "" {
+		return t, nil
+	}
+	if p.meta == nil {
+		return "", fmt.Errorf("%w: no token in the request, params.token, params.tokenFile, params.credentialsFile or %s", providers.ErrNoCredentials, EnvToken)
+	}
+	t, err := p.meta.NebiusToken(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w: no token in the request, params.token, params.tokenFile, params.credentialsFile or %s, and the metadata service gave none: %w",
+			providers.ErrNoCredentials, EnvToken, err)
+	}
+	return t, nil
 }
 
 // fetch pages InstanceService/List over the project.

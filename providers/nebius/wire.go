@@ -187,18 +187,22 @@ func (codec) Name() string { return "proto" }
 
 // Marshal implements encoding.Codec.
 func (codec) Marshal(v any) ([]byte, error) {
-	r, ok := v.(*listRequest)
-	if !ok {
-		return nil, fmt.Errorf("nebius codec: cannot marshal %T", v)
+	switch r := v.(type) {
+	case *listRequest:
+		return r.marshal(), nil
+	case *exchangeRequest:
+		return r.marshal(), nil
 	}
-	return r.marshal(), nil
+	return nil, fmt.Errorf("nebius codec: cannot marshal %T", v)
 }
 
 // Unmarshal implements encoding.Codec.
 func (codec) Unmarshal(data []byte, v any) error {
-	r, ok := v.(*listResponse)
-	if !ok {
-		return fmt.Errorf("nebius codec: cannot unmarshal into %T", v)
+	switch r := v.(type) {
+	case *listResponse:
+		return r.unmarshal(data)
+	case *exchangeResponse:
+		return r.unmarshal(data)
 	}
-	return r.unmarshal(data)
+	return fmt.Errorf("nebius codec: cannot unmarshal into %T", v)
 }

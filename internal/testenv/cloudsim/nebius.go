@@ -39,8 +39,13 @@ type Nebius struct {
 	Project string
 	// RetryDelay is the RetryInfo delay of a throttled answer.
 	RetryDelay time.Duration
+	// Keys are the service accounts whose JWTs the token exchange takes:
+	// public key ID -> service account ID and its public key. A good JWT
+	// is exchanged for Token.
+	Keys map[string]ServiceAccountKey
 
 	mu        sync.Mutex
+	exchanges int
 	pageSizes []int64
 	srv       *grpc.Server
 	addr      string
@@ -67,6 +72,14 @@ func (n *Nebius) Start() (string, error) {
 		}}},
 		Metadata: "nebius/compute/v1/instance_service.proto",
 	}, n)
+	n.srv.RegisterService(&grpc.ServiceDesc{
+		ServiceName: "nebius.iam.v1.TokenExchangeService",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{MethodName: "Exchange", Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) { //nolint:revive // grpc.MethodHandler's signature
+			return n.exchange(dec)
+		}}},
+		Metadata: "nebius/iam/v1/token_exchange_service.proto",
+	}, n)
 	n.addr = lis.Addr().String()
 	go func() { _ = n.srv.Serve(lis) }()
 	return n.addr, nil
@@ -77,6 +90,13 @@ func (n *Nebius) Stop() {
 	if n.srv != nil {
 		n.srv.Stop()
 	}
+}
+
+// Exchanges returns how many tokens the exchange handed out.
+func (n *Nebius) Exchanges() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.exchanges
 }
 
 // PageSizes returns the page_size of every List call, in order.
