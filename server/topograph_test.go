@@ -53,6 +53,8 @@ func TestTopographExampleRequests(t *testing.T) {
 			want: mediumTree, file: true},
 		{name: "gcp-sim-block", body: `{"provider":{"name":"gcp-sim","params":{"modelFileName":"tests/models/medium.yaml"}},"engine":{"name":"slurm","params":{"plugin":"topology/block","blockSizes":[2,4],"topologyConfigPath":"topology.conf"}}}`,
 			want: mediumBlocks, file: true},
+		{name: "test-block", body: `{"provider":{"name":"test","params":{"generateResponseCode":202,"topologyResponseCode":200,"modelFileName":"large.yaml"}},"engine":{"name":"slurm","params":{"plugin":"topology/block","blockSizes":[8,16,32],"topologyConfigPath":"topology.conf"}}}`,
+			want: []string{"BlockName=nvl-1-1 Nodes=[1101-1108]", "BlockName=nvl-6-2 Nodes=[6201-6208]", "BlockSizes=8,16,32"}, file: true},
 		{name: "test-k8s", body: `{"provider":{"name":"test","params":{"generateResponseCode":202,"topologyResponseCode":200,"modelFileName":"medium.yaml"}},"engine":{"name":"k8s"}}`,
 			want: mediumLabels},
 	}

@@ -51,7 +51,7 @@ type compatPlugin struct {
 
 // topographModels are the Topograph simulation models bundled as
 // "topograph-NAME": the same switch trees and domains, in our format.
-var topographModels = []string{"medium", "small-tree"}
+var topographModels = []string{"medium", "small-tree", "large"}
 
 func simModel(v any) (any, error) {
 	s, ok := v.(string)

@@ -120,7 +120,7 @@ func TestBundledList(t *testing.T) {
 			t.Errorf("bad info %+v", info)
 		}
 	}
-	if want := []string{"small-tree", "fat-tree-512", "nvl72", "mixed", "topograph-medium", "topograph-small-tree"}; !slices.Equal(names, want) {
+	if want := []string{"small-tree", "fat-tree-512", "nvl72", "mixed", "topograph-medium", "topograph-small-tree", "topograph-large"}; !slices.Equal(names, want) {
 		t.Errorf("Bundled names = %v, want %v", names, want)
 	}
 	entries, err := fs.Glob(bundledFS, "models/*.yaml")
