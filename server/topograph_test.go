@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 )
 
 // mediumTree is the topology.conf Topograph writes for its medium model
@@ -101,5 +106,63 @@ func TestTopographExampleRequests(t *testing.T) {
 		if w := s.do(http.MethodPost, "/v1/generate", body); w.Code != want || !strings.Contains(w.Body.String(), `"field"`) {
 			t.Errorf("%s: %d %s, want %d naming the field", body, w.Code, w.Body, want)
 		}
+	}
+}
+
+// TestTopographAWSExample sends the example of Topograph's API
+// documentation unchanged: AWS credentials in the request and the nodes
+// of two regions. Each region is asked for its own instances with the
+// request's key (the EC2 emulator checks both). Its block sizes (30, 120)
+// leave no block of three nodes for Slurm 24.11, a 422 saying so; with
+// sizes that fit, the answer is the two blocks.
+func TestTopographAWSExample(t *testing.T) {
+	t.Parallel()
+	var in []cloudsim.Instance
+	for i := 1; i <= 6; i++ {
+		region, block := "region1", "cr-1"
+		if i > 3 {
+			region, block = "region2", "cr-2"
+		}
+		in = append(in, cloudsim.Instance{ID: fmt.Sprintf("instance%d", i), Zone: region + "a", Path: []string{"nn-leaf-" + region, "nn-spine"}, Domain: block})
+	}
+	emu := cloudsim.NewAWS(in, cloudsim.Faults{})
+	emu.RequireKeys("id")
+	emu.ByRegion()
+	srv := httptest.NewServer(emu)
+	defer srv.Close()
+	s := newStack(t, stackOpts{provider: "aws", params: "endpoint: " + srv.URL + "\nretry: {maxAttempts: 1}\n"})
+	body := `{
+  "provider": {"name": "aws", "creds": {"accessKeyId": "id", "secretAccessKey": "secret"}},
+  "engine": {"name": "slurm", "params": {"plugin": "topology/block", "blockSizes": [30, 120]}},
+  "nodes": [
+    {"region": "region1", "instances": {"instance1": "node1", "instance2": "node2", "instance3": "node3"}},
+    {"region": "region2", "instances": {"instance4": "node4", "instance5": "node5", "instance6": "node6"}}
+  ]
+}`
+	// As documented, blocks of 3 nodes under a base size of 30: no block
+	// survives for Slurm 24.11 (the default), which is a 422 that says so.
+	w := s.do(http.MethodPost, "/v1/generate", body)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("generate = %d %s", w.Code, w.Body)
+	}
+	res := s.poll("/v1/topology?uid=" + w.Body.String())
+	if e := errorOf(t, res); res.Code != http.StatusUnprocessableEntity || !strings.Contains(e.Message, "base block size 30") {
+		t.Fatalf("documented example = %d %s", res.Code, res.Body)
+	}
+	// With block sizes that fit the six nodes, the blocks come back.
+	w = s.do(http.MethodPost, "/v1/generate", strings.Replace(body, "[30, 120]", "[3, 6]", 1))
+	res = s.poll("/v1/topology?uid=" + w.Body.String())
+	for _, line := range []string{"BlockName=cr-1 Nodes=node[1-3]\n", "BlockName=cr-2 Nodes=node[4-6]\n", "BlockSizes=3,6\n"} {
+		if res.Code != http.StatusOK || !strings.Contains(res.Body.String(), line) {
+			t.Fatalf("topology = %d, lacks %q:\n%s", res.Code, line, res.Body)
+		}
+	}
+	signed := emu.Signed()
+	slices.Sort(signed)
+	if got := strings.Join(slices.Compact(signed), " "); got != "id/region1 id/region2" {
+		t.Errorf("EC2 saw %s, want each region asked with the request's key", got)
+	}
+	if strings.Contains(s.logs.String(), "secret") {
+		t.Error("the secret key reached the log")
 	}
 }
