@@ -24,6 +24,16 @@ func ClientsFor(cc *kubeclient.ClientConfig, mode string) (kubeclient.Clients, e
 	return cc.Clients()
 }
 
+// EngineClients builds the clients of an engine's factory: when the
+// engine will only render (deps.RenderOnly) it sets *mode to ModePrint,
+// which needs no client; otherwise it is ClientsFor.
+func EngineClients(cc *kubeclient.ClientConfig, mode *string, deps engines.Deps) (kubeclient.Clients, error) {
+	if deps.RenderOnly {
+		*mode = ModePrint
+	}
+	return ClientsFor(cc, *mode)
+}
+
 // Engine is what Publish needs of a Kubernetes engine.
 type Engine interface {
 	Applier

@@ -6,15 +6,20 @@ import (
 	"maps"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	sigyaml "sigs.k8s.io/yaml"
 
+	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // Objects converges the custom objects of one resource that carry
@@ -166,4 +171,61 @@ func (p *ObjectPlan) Write(ctx context.Context, res *Result) error {
 		done++
 	}
 	return nil
+}
+
+// Converge plans want, lets opts.Guard see the plan, and writes it unless
+// opts.DryRun: the apply of an engine whose output is custom objects.
+func (o Objects) Converge(ctx context.Context, g *topology.Graph, want []*unstructured.Unstructured, res *Result, opts ApplyOptions) error {
+	plan, err := o.Plan(ctx, want, res)
+	if err != nil {
+		return err
+	}
+	if err := CheckGuard(ctx, g, res, opts); err != nil {
+		return err
+	}
+	if opts.DryRun {
+		return nil
+	}
+	return plan.Write(ctx, res)
+}
+
+// PlacedNodes lists the Kubernetes nodes (label selector, paged) and
+// calls placed for each with the graph node it matches; a node that
+// matches none, or that placed rejects, is added to res.Refused (sorted).
+func PlacedNodes(ctx context.Context, core kubernetes.Interface, selector string, pageSize int64, g *topology.Graph, res *Result,
+	placed func(k *corev1.Node, n *topology.Node) bool,
+) error {
+	m := NewMatcher(g)
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: pageSize}
+	for {
+		list, err := core.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("list nodes: %w", err)
+		}
+		for i := range list.Items {
+			k := &list.Items[i]
+			if n, _ := m.Match(k); n == nil || !placed(k, n) {
+				res.Refused = append(res.Refused, k.Name)
+			}
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	hostlist.Sort(res.Refused)
+	return nil
+}
+
+// RenderList renders objects as a YAML List under a comment line.
+func RenderList(comment string, objs []*unstructured.Unstructured) ([]byte, error) {
+	items := make([]any, 0, len(objs))
+	for _, o := range objs {
+		items = append(items, o.Object)
+	}
+	out, err := sigyaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# "+comment+"\n"), out...), nil
 }

@@ -11,24 +11,22 @@
 package nfd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
@@ -85,10 +83,7 @@ func NewFactory() engines.Factory {
 			if err := config.Decode(params, &cfg, prefix); err != nil {
 				return nil, err
 			}
-			if deps.RenderOnly {
-				cfg.Mode = kube.ModePrint // no client needed to render
-			}
-			clients, err := kube.ClientsFor(&cfg.ClientConfig, cfg.Mode)
+			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", Name, err)
 			}
@@ -152,41 +147,19 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
 	}
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
-	m := kube.NewMatcher(g)
 	var want []*unstructured.Unstructured
-	listOpts := metav1.ListOptions{LabelSelector: e.cfg.NodeSelector, Limit: e.cfg.PageSize}
-	for {
-		list, err := e.core.CoreV1().Nodes().List(ctx, listOpts)
-		if err != nil {
-			return res, fmt.Errorf("%s: list nodes: %w", Name, err)
+	err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
+		if elements(g, n) == nil {
+			return false
 		}
-		for i := range list.Items {
-			k := &list.Items[i]
-			n, _ := m.Match(k)
-			if n == nil || elements(g, n) == nil {
-				res.Refused = append(res.Refused, k.Name)
-				continue
-			}
-			want = append(want, e.object(g, n, k.Name, k.UID))
-		}
-		if list.Continue == "" {
-			break
-		}
-		listOpts.Continue = list.Continue
-	}
-	hostlist.Sort(res.Refused)
-	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace}
-	plan, err := objs.Plan(ctx, want, res)
+		want = append(want, e.object(g, n, k.Name, k.UID))
+		return true
+	})
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
-	if err := kube.CheckGuard(ctx, g, res, opts); err != nil {
-		return res, err
-	}
-	if opts.DryRun {
-		return res, nil
-	}
-	if err := plan.Write(ctx, res); err != nil {
+	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace}
+	if err := objs.Converge(ctx, g, want, res, opts); err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
 	return res, nil
@@ -213,19 +186,16 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	items := []any{}
+	var objs []*unstructured.Unstructured
 	for i := range g.Nodes() {
 		n := &g.Nodes()[i]
 		if elements(g, n) != nil {
-			items = append(items, e.object(g, n, n.Name, "").Object)
+			objs = append(objs, e.object(g, n, n.Name, ""))
 		}
 	}
-	out, err := sigyaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	out, err := kube.RenderList(fmt.Sprintf("NodeFeature objects written by toposcope %s: %d of %d nodes.", Name, len(objs), len(g.Nodes())), objs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# NodeFeature objects written by toposcope %s: %d of %d nodes.\n", Name, len(items), len(g.Nodes()))
-	buf.Write(out)
-	return buf.Bytes(), nil
+	return out, nil
 }

@@ -72,10 +72,7 @@ func NewFactory() engines.Factory {
 			if err := config.Decode(params, &cfg, prefix); err != nil {
 				return nil, err
 			}
-			if deps.RenderOnly {
-				cfg.Mode = kube.ModePrint // no client needed to render
-			}
-			clients, err := kube.ClientsFor(&cfg.ClientConfig, cfg.Mode)
+			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", Name, err)
 			}

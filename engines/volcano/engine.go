@@ -10,7 +10,6 @@
 package volcano
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,17 +17,15 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
@@ -77,10 +74,7 @@ func NewFactory() engines.Factory {
 			if err := config.Decode(params, &cfg, prefix); err != nil {
 				return nil, err
 			}
-			if deps.RenderOnly {
-				cfg.Mode = kube.ModePrint // no client needed to render
-			}
-			clients, err := kube.ClientsFor(&cfg.ClientConfig, cfg.Mode)
+			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", Name, err)
 			}
@@ -168,43 +162,21 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
 	}
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
-	m := kube.NewMatcher(g)
 	names := map[string]string{} // graph node -> Kubernetes node
-	listOpts := metav1.ListOptions{LabelSelector: e.cfg.NodeSelector, Limit: e.cfg.PageSize}
-	for {
-		list, err := e.core.CoreV1().Nodes().List(ctx, listOpts)
-		if err != nil {
-			return res, fmt.Errorf("%s: list nodes: %w", Name, err)
+	err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
+		if n.Leaf == "" {
+			return false
 		}
-		for i := range list.Items {
-			k := &list.Items[i]
-			n, _ := m.Match(k)
-			if n == nil || n.Leaf == "" {
-				res.Refused = append(res.Refused, k.Name)
-				continue
-			}
-			names[n.Name] = k.Name
-		}
-		if list.Continue == "" {
-			break
-		}
-		listOpts.Continue = list.Continue
-	}
-	hostlist.Sort(res.Refused)
-	want := e.hyperNodes(g, func(n *topology.Node) string { return names[n.Name] })
-	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "HyperNode", Prune: true,
-		Owns: func(name string) bool { return strings.HasPrefix(name, e.cfg.Prefix) }}
-	plan, err := objs.Plan(ctx, want, res)
+		names[n.Name] = k.Name
+		return true
+	})
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
-	if err := kube.CheckGuard(ctx, g, res, opts); err != nil {
-		return res, err
-	}
-	if opts.DryRun {
-		return res, nil
-	}
-	if err := plan.Write(ctx, res); err != nil {
+	want := e.hyperNodes(g, func(n *topology.Node) string { return names[n.Name] })
+	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "HyperNode", Prune: true,
+		Owns: func(name string) bool { return strings.HasPrefix(name, e.cfg.Prefix) }}
+	if err := objs.Converge(ctx, g, want, res, opts); err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
 	return res, nil
@@ -231,16 +203,9 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 		return nil, err
 	}
 	objs := e.hyperNodes(g, func(n *topology.Node) string { return n.Name })
-	items := make([]any, 0, len(objs))
-	for _, o := range objs {
-		items = append(items, o.Object)
-	}
-	out, err := sigyaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	out, err := kube.RenderList(fmt.Sprintf("HyperNode objects written by toposcope %s: %d switches, %d nodes.", Name, len(objs), len(g.Nodes())), objs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# HyperNode objects written by toposcope %s: %d switches, %d nodes.\n", Name, len(items), len(g.Nodes()))
-	buf.Write(out)
-	return buf.Bytes(), nil
+	return out, nil
 }

@@ -34,7 +34,8 @@ const (
 	DefaultMaxDelay    = 30 * time.Second
 )
 
-func (p Policy) withDefaults() Policy {
+// WithDefaults returns p with each unset field at its default.
+func (p Policy) WithDefaults() Policy {
 	if p.MaxAttempts <= 0 {
 		p.MaxAttempts = DefaultMaxAttempts
 	}

@@ -81,8 +81,8 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 func New(doer Doer, p Policy, opts ...Option) *Client {
 	c := &Client{
 		doer:   doer,
-		policy: p.withDefaults(),
-		sleep:  sleepCtx,
+		policy: p.WithDefaults(),
+		sleep:  SleepContext,
 		jitter: equalJitter,
 		now:    time.Now,
 		log:    slog.New(slog.DiscardHandler),
@@ -93,7 +93,9 @@ func New(doer Doer, p Policy, opts ...Option) *Client {
 	return c
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepContext waits d or until ctx ends, whichever is first; it returns
+// ctx's error when ctx ended.
+func SleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

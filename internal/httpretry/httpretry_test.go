@@ -214,7 +214,7 @@ func TestDoStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := New(srv.Client(), Policy{BaseDelay: time.Hour, MaxDelay: time.Hour}, WithSleep(func(ctx context.Context, _ time.Duration) error {
 		cancel()
-		return sleepCtx(ctx, time.Hour)
+		return SleepContext(ctx, time.Hour)
 	}))
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/p?token=secret", nil)
 	_, err := c.Do(req)

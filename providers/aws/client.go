@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
 )
@@ -21,16 +20,7 @@ import (
 // and the SDK's standard retryer set to the configured policy (no
 // client-side retry quota, so a throttling burst is ridden out).
 func newClient(cfg Config, obs providers.Observer) *ec2.Client {
-	pol := cfg.Retry
-	if pol.MaxAttempts == 0 {
-		pol.MaxAttempts = httpretry.DefaultMaxAttempts
-	}
-	if pol.BaseDelay == 0 {
-		pol.BaseDelay = httpretry.DefaultBaseDelay
-	}
-	if pol.MaxDelay == 0 {
-		pol.MaxDelay = httpretry.DefaultMaxDelay
-	}
+	pol := cfg.Retry.WithDefaults()
 	opts := ec2.Options{
 		Region:     cfg.Region,
 		HTTPClient: &http.Client{Transport: providers.ObservedTransport(http.DefaultTransport.(*http.Transport).Clone(), Name, obs)},

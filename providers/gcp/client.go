@@ -67,16 +67,7 @@ func newSDK(ctx context.Context, cfg Config, accessToken string, obs providers.O
 	if err != nil {
 		return nil, err
 	}
-	pol := cfg.Retry
-	if pol.MaxAttempts == 0 {
-		pol.MaxAttempts = httpretry.DefaultMaxAttempts
-	}
-	if pol.BaseDelay == 0 {
-		pol.BaseDelay = httpretry.DefaultBaseDelay
-	}
-	if pol.MaxDelay == 0 {
-		pol.MaxDelay = httpretry.DefaultMaxDelay
-	}
+	pol := cfg.Retry.WithDefaults()
 	retry := gax.WithRetry(func() gax.Retryer { return &retryer{pol: pol} })
 	c.CallOptions.List = []gax.CallOption{retry}
 	c.CallOptions.AggregatedList = []gax.CallOption{retry}

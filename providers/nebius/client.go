@@ -61,17 +61,7 @@ func newClient(cfg Config, log *slog.Logger, obs providers.Observer) (*grpcClien
 		}
 		creds = credentials.NewTLS(tlsCfg)
 	}
-	pol := cfg.Retry
-	if pol.MaxAttempts == 0 {
-		pol.MaxAttempts = httpretry.DefaultMaxAttempts
-	}
-	if pol.BaseDelay == 0 {
-		pol.BaseDelay = httpretry.DefaultBaseDelay
-	}
-	if pol.MaxDelay == 0 {
-		pol.MaxDelay = httpretry.DefaultMaxDelay
-	}
-	return &grpcClient{target: target, policy: pol, sleep: sleepCtx, opts: []grpc.DialOption{grpc.WithTransportCredentials(creds),
+	return &grpcClient{target: target, policy: cfg.Retry.WithDefaults(), sleep: httpretry.SleepContext, opts: []grpc.DialOption{grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(codec{})), grpc.WithUnaryInterceptor(observe(obs))}}, nil
 }
 
@@ -179,15 +169,4 @@ func httpStatus(c codes.Code) int {
 		return 504
 	}
 	return 500
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
