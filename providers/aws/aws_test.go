@@ -58,48 +58,6 @@ func newProvider(t testing.TB, url string, log *slog.Logger, names map[string]st
 	return p
 }
 
-// sameTopology checks every node of want has the same path and domain in
-// got (switch IDs compared).
-func sameTopology(t *testing.T, got, want *topology.Graph) {
-	t.Helper()
-	if len(got.Nodes()) != len(want.Nodes()) {
-		t.Fatalf("got %d nodes, want %d", len(got.Nodes()), len(want.Nodes()))
-	}
-	for _, n := range want.Nodes() {
-		g, ok := got.Node(n.Name)
-		if !ok {
-			t.Fatalf("node %s missing", n.Name)
-		}
-		if ids(got.Path(n.Name)) != ids(want.Path(n.Name)) || g.Domain != n.Domain {
-			t.Fatalf("node %s: path %s domain %q, want %s %q", n.Name, ids(got.Path(n.Name)), g.Domain, ids(want.Path(n.Name)), n.Domain)
-		}
-	}
-}
-
-func ids(p []*topology.Switch) string {
-	var s []string
-	for _, sw := range p {
-		s = append(s, sw.ID)
-	}
-	return strings.Join(s, ">")
-}
-
-func names(g *topology.Graph) map[string]string {
-	m := map[string]string{}
-	for _, n := range g.Nodes() {
-		m[n.InstanceID] = n.Name
-	}
-	return m
-}
-
-func refs(g *topology.Graph) []providers.NodeRef {
-	var out []providers.NodeRef
-	for _, n := range g.Nodes() {
-		out = append(out, providers.NodeRef{Name: n.Name, InstanceID: n.InstanceID})
-	}
-	return out
-}
-
 func TestDiscoverAgainstEmulator(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -132,10 +90,10 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 			srv := httptest.NewServer(emu)
 			defer srv.Close()
 			var logs bytes.Buffer
-			p := newProvider(t, srv.URL, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), names(want), nil)
+			p := newProvider(t, srv.URL, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), cloudsim.InstanceNames(want), nil)
 			req := providers.Request{Credentials: creds()}
 			if tt.byID {
-				req.Nodes = refs(want)
+				req.Nodes = cloudsim.NodeRefs(want)
 			}
 			g, err := p.Discover(context.Background(), req)
 			out := logs.String()
@@ -169,7 +127,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 				}
 				return
 			}
-			sameTopology(t, g, want)
+			cloudsim.SameTopology(t, g, want)
 			if tt.maxCalls > 0 && emu.Calls() > tt.maxCalls {
 				t.Errorf("%d calls, want at most %d", emu.Calls(), tt.maxCalls)
 			}
@@ -276,8 +234,8 @@ func TestFactoryExampleAndValidation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(g.Nodes()) != 3 || len(g.Domains()) != 1 || ids(g.Path("i-0example000001")) != "nn-leaf1>nn-spine1>nn-core1" {
-				t.Fatalf("example graph: %d nodes, %d domains, path %s", len(g.Nodes()), len(g.Domains()), ids(g.Path("i-0example000001")))
+			if len(g.Nodes()) != 3 || len(g.Domains()) != 1 || cloudsim.PathIDs(g.Path("i-0example000001")) != "nn-leaf1>nn-spine1>nn-core1" {
+				t.Fatalf("example graph: %d nodes, %d domains, path %s", len(g.Nodes()), len(g.Domains()), cloudsim.PathIDs(g.Path("i-0example000001")))
 			}
 		})
 	}
@@ -312,7 +270,7 @@ func TestByIDChunksOf100(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameTopology(t, g, want)
+	cloudsim.SameTopology(t, g, want)
 	if emu.Calls() != 3 { // the emulator rejects more than 100 IDs per call
 		t.Errorf("%d calls, want 3", emu.Calls())
 	}

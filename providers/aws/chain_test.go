@@ -66,7 +66,7 @@ func TestRegionFromNodes(t *testing.T) {
 			}
 			for _, n := range tt.nodes {
 				if len(g.Path(n.Name)) != 2 {
-					t.Errorf("node %s: path %s; the instance is in %s", n.Name, ids(g.Path(n.Name)), n.Region)
+					t.Errorf("node %s: path %s; the instance is in %s", n.Name, cloudsim.PathIDs(g.Path(n.Name)), n.Region)
 				}
 			}
 			signed := emu.Signed()

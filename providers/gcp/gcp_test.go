@@ -38,14 +38,6 @@ func model(t testing.TB, name string) *topology.Graph {
 	return g
 }
 
-func ids(p []*topology.Switch) string {
-	var s []string
-	for _, sw := range p {
-		s = append(s, sw.ID)
-	}
-	return strings.Join(s, ">")
-}
-
 func newProvider(t testing.TB, url string, log *slog.Logger, mut func(*gcp.Config)) *gcp.Provider {
 	t.Helper()
 	cfg := gcp.DefaultConfig()
@@ -129,8 +121,8 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 			for _, n := range want.Nodes() {
 				got, ok := g.Node(n.Name)
 				path := want.Path(n.Name)
-				if !ok || ids(g.Path(n.Name)) != ids(path) || got.Domain != path[0].ID || got.InstanceID != cloudsim.GCPID(cmp.Or(n.InstanceID, n.Name)) {
-					t.Fatalf("node %s differs from the model: %+v path %s", n.Name, got, ids(g.Path(n.Name)))
+				if !ok || cloudsim.PathIDs(g.Path(n.Name)) != cloudsim.PathIDs(path) || got.Domain != path[0].ID || got.InstanceID != cloudsim.GCPID(cmp.Or(n.InstanceID, n.Name)) {
+					t.Fatalf("node %s differs from the model: %+v path %s", n.Name, got, cloudsim.PathIDs(g.Path(n.Name)))
 				}
 			}
 		})
@@ -165,7 +157,7 @@ func TestFactory(t *testing.T) {
 				t.Fatal(err)
 			}
 			g, err := p.Discover(context.Background(), providers.Request{})
-			if err != nil || len(g.Nodes()) != 3 || len(g.Domains()) != 2 || ids(g.Path("vm-01")) != "sb-1>blk-1>ew1-cluster" {
+			if err != nil || len(g.Nodes()) != 3 || len(g.Domains()) != 2 || cloudsim.PathIDs(g.Path("vm-01")) != "sb-1>blk-1>ew1-cluster" {
 				t.Fatalf("example: %v", err)
 			}
 		})

@@ -35,14 +35,6 @@ func model(t testing.TB, name string) *topology.Graph {
 	return g
 }
 
-func ids(p []*topology.Switch) string {
-	var s []string
-	for _, sw := range p {
-		s = append(s, sw.ID)
-	}
-	return strings.Join(s, ">")
-}
-
 func newProvider(t testing.TB, url string, log *slog.Logger, names map[string]string, pageSize int) *lambda.Provider {
 	t.Helper()
 	cfg := lambda.DefaultConfig()
@@ -124,7 +116,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 			}
 			for _, n := range want.Nodes() {
 				got, ok := g.Node(n.Name)
-				if !ok || ids(g.Path(n.Name)) != ids(want.Path(n.Name)) || got.Domain != n.Domain {
+				if !ok || cloudsim.PathIDs(g.Path(n.Name)) != cloudsim.PathIDs(want.Path(n.Name)) || got.Domain != n.Domain {
 					t.Fatalf("node %s differs from the model", n.Name)
 				}
 			}

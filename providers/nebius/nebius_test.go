@@ -92,12 +92,12 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 			emu, url := start(t, want, tt.faults)
 			var logs bytes.Buffer
 			p := newProvider(t, url, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), func(c *nebius.Config) {
-				c.Nodes = names(want)
+				c.Nodes = cloudsim.InstanceNames(want)
 				if tt.mut != nil {
 					tt.mut(c)
 				}
 			})
-			g, err := p.Discover(context.Background(), providers.Request{Nodes: refs(want)})
+			g, err := p.Discover(context.Background(), providers.Request{Nodes: cloudsim.NodeRefs(want)})
 			out := logs.String()
 			if err != nil {
 				out += err.Error()
@@ -129,7 +129,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 				}
 				return
 			}
-			sameTopology(t, g, want)
+			cloudsim.SameTopology(t, g, want)
 			for _, s := range emu.PageSizes() {
 				if s != 7 {
 					t.Fatalf("page sizes %v, want 7", emu.PageSizes())
@@ -232,51 +232,9 @@ func TestFactoryExampleAndValidation(t *testing.T) {
 				t.Fatal(err)
 			}
 			n, _ := g.Node("computeinstance-e00example01")
-			if len(g.Nodes()) != 3 || n == nil || n.Domain != "nvlgroup-e00example1" || ids(g.Path(n.Name)) != "ib-leaf1>ib-spine1>ib-root1" {
-				t.Fatalf("example graph: %d nodes, node %+v, path %s", len(g.Nodes()), n, ids(g.Path("computeinstance-e00example01")))
+			if len(g.Nodes()) != 3 || n == nil || n.Domain != "nvlgroup-e00example1" || cloudsim.PathIDs(g.Path(n.Name)) != "ib-leaf1>ib-spine1>ib-root1" {
+				t.Fatalf("example graph: %d nodes, node %+v, path %s", len(g.Nodes()), n, cloudsim.PathIDs(g.Path("computeinstance-e00example01")))
 			}
 		})
-	}
-}
-
-func names(g *topology.Graph) map[string]string {
-	m := map[string]string{}
-	for _, n := range g.Nodes() {
-		m[n.InstanceID] = n.Name
-	}
-	return m
-}
-
-func refs(g *topology.Graph) []providers.NodeRef {
-	var out []providers.NodeRef
-	for _, n := range g.Nodes() {
-		out = append(out, providers.NodeRef{Name: n.Name, InstanceID: n.InstanceID})
-	}
-	return out
-}
-
-func ids(p []*topology.Switch) string {
-	var s []string
-	for _, sw := range p {
-		s = append(s, sw.ID)
-	}
-	return strings.Join(s, ">")
-}
-
-// sameTopology checks every node of want has the same path and domain in
-// got.
-func sameTopology(t *testing.T, got, want *topology.Graph) {
-	t.Helper()
-	if len(got.Nodes()) != len(want.Nodes()) {
-		t.Fatalf("got %d nodes, want %d", len(got.Nodes()), len(want.Nodes()))
-	}
-	for _, n := range want.Nodes() {
-		g, ok := got.Node(n.Name)
-		if !ok {
-			t.Fatalf("node %s missing", n.Name)
-		}
-		if ids(got.Path(n.Name)) != ids(want.Path(n.Name)) || g.Domain != n.Domain {
-			t.Fatalf("node %s: path %s domain %q, want %s %q", n.Name, ids(got.Path(n.Name)), g.Domain, ids(want.Path(n.Name)), n.Domain)
-		}
 	}
 }

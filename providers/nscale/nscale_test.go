@@ -35,14 +35,6 @@ func model(t testing.TB, name string) *topology.Graph {
 	return g
 }
 
-func ids(p []*topology.Switch) string {
-	var s []string
-	for _, sw := range p {
-		s = append(s, sw.ID)
-	}
-	return strings.Join(s, ">")
-}
-
 func newProvider(t testing.TB, url string, log *slog.Logger, names map[string]string, pageSize int, version ...string) *nscale.Provider {
 	t.Helper()
 	cfg := nscale.DefaultConfig()
@@ -142,7 +134,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 			}
 			for _, n := range want.Nodes() {
 				got, ok := g.Node(n.Name)
-				if !ok || ids(g.Path(n.Name)) != ids(want.Path(n.Name)) || got.Domain != n.Domain {
+				if !ok || cloudsim.PathIDs(g.Path(n.Name)) != cloudsim.PathIDs(want.Path(n.Name)) || got.Domain != n.Domain {
 					t.Fatalf("node %s differs from the model", n.Name)
 				}
 			}
@@ -177,7 +169,7 @@ func TestFactory(t *testing.T) {
 				t.Fatal(err)
 			}
 			g, err := p.Discover(context.Background(), providers.Request{})
-			if err != nil || len(g.Nodes()) != 3 || len(g.Domains()) != 1 || ids(g.Path("node001")) != "leaf-1>spine-1>core-1" {
+			if err != nil || len(g.Nodes()) != 3 || len(g.Domains()) != 1 || cloudsim.PathIDs(g.Path("node001")) != "leaf-1>spine-1>core-1" {
 				t.Fatalf("example: %v", err)
 			}
 		})

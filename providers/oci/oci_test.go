@@ -59,14 +59,6 @@ func model(t testing.TB, name string) *topology.Graph {
 	return g
 }
 
-func ids(p []*topology.Switch) string {
-	var s []string
-	for _, sw := range p {
-		s = append(s, sw.ID)
-	}
-	return strings.Join(s, ">")
-}
-
 func newProvider(t testing.TB, url string, log *slog.Logger, mut func(*oci.Config)) *oci.Provider {
 	t.Helper()
 	cfg := oci.DefaultConfig()
@@ -175,9 +167,9 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 				if n.Domain == "" || noRacks {
 					wantSub = ""
 				}
-				if !ok || ids(g.Path(n.Name)) != ids(want.Path(n.Name)) || got.Domain != n.Domain || got.SubDomain != wantSub ||
+				if !ok || cloudsim.PathIDs(g.Path(n.Name)) != cloudsim.PathIDs(want.Path(n.Name)) || got.Domain != n.Domain || got.SubDomain != wantSub ||
 					got.Zone != n.Zone || got.Region != "us-ashburn-1" {
-					t.Fatalf("node %s differs from the model: %+v path %s", n.Name, got, ids(g.Path(n.Name)))
+					t.Fatalf("node %s differs from the model: %+v path %s", n.Name, got, cloudsim.PathIDs(g.Path(n.Name)))
 				}
 			}
 			if emu.Calls() != tt.wantCalls {
@@ -212,8 +204,8 @@ func TestConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Nodes()) != 144 || ids(g.Path("gb001")) != ids(want.Path("gb001")) {
-		t.Fatalf("%d nodes; gb001 path %s", len(g.Nodes()), ids(g.Path("gb001")))
+	if len(g.Nodes()) != 144 || cloudsim.PathIDs(g.Path("gb001")) != cloudsim.PathIDs(want.Path("gb001")) {
+		t.Fatalf("%d nodes; gb001 path %s", len(g.Nodes()), cloudsim.PathIDs(g.Path("gb001")))
 	}
 	p = newProvider(t, srv.URL, slog.New(slog.DiscardHandler), func(c *oci.Config) { c.ConfigFile = conf })
 	if _, err := p.Discover(context.Background(), providers.Request{}); !errors.Is(err, providers.ErrAuth) {
@@ -252,7 +244,7 @@ func TestFactory(t *testing.T) {
 				t.Fatal(err)
 			}
 			g, err := p.Discover(context.Background(), providers.Request{})
-			if err != nil || len(g.Nodes()) != 3 || len(g.Domains()) != 2 || ids(g.Path("gb01")) != "lb-1>nb-1>island-1" {
+			if err != nil || len(g.Nodes()) != 3 || len(g.Domains()) != 2 || cloudsim.PathIDs(g.Path("gb01")) != "lb-1>nb-1>island-1" {
 				t.Fatalf("example: %v", err)
 			}
 			if n, _ := g.Node("gb01"); n.SubDomain != "R12" {
