@@ -32,15 +32,6 @@ var env = kubetest.NewEnv(func(ctx context.Context, c *kubetest.Cluster) error {
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 
-func graph(t testing.TB, f kubetest.Fabric) *topology.Graph {
-	t.Helper()
-	g, err := f.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 type setup struct {
 	c       *kubetest.Cluster
 	ns      string
@@ -52,12 +43,7 @@ func newSetup(t *testing.T, f kubetest.Fabric) *setup {
 	t.Helper()
 	c := env.Require(t)
 	s := &setup{c: c, ns: c.Namespace(t), counter: kubetest.NewCounter()}
-	f.Prefix = c.Prefix(t)
-	s.fabric = f
-	nodes := kubetest.NodeObjects(f.NodeNames(), map[string]string{kubetest.PrefixLabel: f.Prefix})
-	if err := c.CreateNodes(context.Background(), nodes, 16); err != nil {
-		t.Fatal(err)
-	}
+	s.fabric = c.CreateFabric(t, f)
 	return s
 }
 
@@ -116,7 +102,7 @@ func TestNodeFeatures(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, kubetest.Fabric{Nodes: 32, NodesPerLeaf: 8, LeavesPerSpine: 2, DomainSize: 8})
 	e := s.engine(t, s.c.AdminConfig(), nil)
-	g := graph(t, s.fabric)
+	g := s.fabric.MustGraph(t)
 	res, st := s.apply(t, e, g)
 	if res.Changed != 32 || st.ByVerb["create"] != 32 {
 		t.Fatalf("first run: %s; %+v", res.Summary(), st)
@@ -151,7 +137,7 @@ func TestNodeFeatures(t *testing.T) {
 	// the domain element.
 	f2 := s.fabric
 	f2.DomainNodes = 24
-	res, st = s.apply(t, e, graph(t, f2))
+	res, st = s.apply(t, e, f2.MustGraph(t))
 	if st.ByVerb["update"] != 8 || res.Changed != 8 {
 		t.Errorf("after a change: %s; %+v, want 8 updates", res.Summary(), st)
 	}
@@ -159,7 +145,7 @@ func TestNodeFeatures(t *testing.T) {
 	// A graph without the last 4 nodes: they are refused, their objects stay.
 	f3 := f2
 	f3.Nodes = 28
-	res, _ = s.apply(t, e, graph(t, f3))
+	res, _ = s.apply(t, e, f3.MustGraph(t))
 	if len(res.Refused) != 4 || len(s.features(t)) != 32 {
 		t.Errorf("shrunk graph: refused %v, %d objects", res.Refused, len(s.features(t)))
 	}
@@ -171,7 +157,7 @@ func TestLabelsRequested(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, kubetest.Fabric{Nodes: 4, NodesPerLeaf: 4, DomainSize: 4})
 	e := s.engine(t, s.c.AdminConfig(), func(c *nfd.Config) { c.Labels, c.Preset = true, kube.PresetTopographV1 })
-	s.apply(t, e, graph(t, s.fabric))
+	s.apply(t, e, s.fabric.MustGraph(t))
 	o := s.features(t)["toposcope-"+s.fabric.NodeName(0)]
 	labels, _, _ := unstructured.NestedStringMap(o.Object, "spec", "labels")
 	if labels["fabric.topograph.run/tier-0"] != s.fabric.Prefix+"-leaf001" || labels["accelerator.topograph.run/domain"] != s.fabric.Prefix+"-nvl001" {
@@ -195,7 +181,7 @@ func TestRBAC(t *testing.T) {
 	e := s.engine(t, rc, nil)
 	f2 := s.fabric
 	f2.DomainNodes = 4
-	for _, g := range []*topology.Graph{graph(t, s.fabric), graph(t, f2)} { // create, then update
+	for _, g := range []*topology.Graph{s.fabric.MustGraph(t), f2.MustGraph(t)} { // create, then update
 		if _, err := e.Apply(context.Background(), g, kube.ApplyOptions{}); err != nil {
 			t.Fatalf("publish as the ServiceAccount: %v", err)
 		}
@@ -207,7 +193,7 @@ func TestRBAC(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	t.Parallel()
-	g := graph(t, kubetest.Fabric{Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2, DomainSize: 2})
+	g := (kubetest.Fabric{Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2, DomainSize: 2}).MustGraph(t)
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte("mode: print\n"), &doc); err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func TestTopologyObjects(t *testing.T) {
 			e := newEngine(t, tt.s, c.AdminConfig(), counter, func(cfg *schedtopo.Config) { cfg.Name, cfg.APIVersion = name, tt.version })
 			gvr := schema.GroupVersionResource{Group: tt.s.Group, Version: tt.version, Resource: "topologies"}
 			ctx := context.Background()
-			g3 := graph(t, kubetest.Fabric{Prefix: name, Nodes: 64})
+			g3 := (kubetest.Fabric{Prefix: name, Nodes: 64}).MustGraph(t)
 
 			res, err := e.Apply(ctx, g3, kube.ApplyOptions{})
 			if err != nil {
@@ -110,7 +110,7 @@ func TestTopologyObjects(t *testing.T) {
 			}
 
 			// The fabric loses a tier: a new object, and a clear warning.
-			g2 := graph(t, kubetest.Fabric{Prefix: name, Nodes: 64, Tiers: 2})
+			g2 := (kubetest.Fabric{Prefix: name, Nodes: 64, Tiers: 2}).MustGraph(t)
 			res, err = e.Apply(ctx, g2, kube.ApplyOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -158,7 +158,7 @@ func TestRBAC(t *testing.T) {
 			name := ns + "-fabric"
 			e := newEngine(t, s, rc, counter, func(cfg *schedtopo.Config) { cfg.Name = name })
 			for _, tiers := range []int{3, 3, 2} { // create, unchanged, new object
-				if _, err := e.Apply(context.Background(), graph(t, kubetest.Fabric{Prefix: name, Nodes: 16, Tiers: tiers}), kube.ApplyOptions{}); err != nil {
+				if _, err := e.Apply(context.Background(), (kubetest.Fabric{Prefix: name, Nodes: 16, Tiers: tiers}).MustGraph(t), kube.ApplyOptions{}); err != nil {
 					t.Fatalf("publish as the ServiceAccount: %v", err)
 				}
 			}

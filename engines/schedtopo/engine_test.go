@@ -38,15 +38,6 @@ func params(t *testing.T, doc string) *yaml.Node {
 	return n.Content[0]
 }
 
-func graph(t testing.TB, f kubetest.Fabric) *topology.Graph {
-	t.Helper()
-	g, err := f.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 func printEngine(t *testing.T, s schedtopo.Scheduler, edit func(*schedtopo.Config)) *schedtopo.Engine {
 	t.Helper()
 	cfg := schedtopo.DefaultConfig(s)
@@ -95,7 +86,7 @@ func TestLevels(t *testing.T) {
 			t.Parallel()
 			tt.fabric.Prefix = "l"
 			e := printEngine(t, schedtopo.Kueue, tt.edit)
-			got, warnings, err := e.Levels(graph(t, tt.fabric))
+			got, warnings, err := e.Levels(tt.fabric.MustGraph(t))
 			if tt.inexpres {
 				if !errors.Is(err, engines.ErrInexpressible) {
 					t.Fatalf("Levels = %v, want ErrInexpressible", err)
@@ -135,7 +126,7 @@ func TestTooManyLevels(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	t.Parallel()
-	g := graph(t, kubetest.Fabric{Prefix: "r", Nodes: 16})
+	g := (kubetest.Fabric{Prefix: "r", Nodes: 16}).MustGraph(t)
 	for _, f := range []engines.Factory{schedtopo.NewKueueFactory(), schedtopo.NewKAIFactory()} {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()

@@ -89,7 +89,7 @@ func (s *setup) configMap(t *testing.T) *corev1.ConfigMap {
 func TestConfigMapAndAnnotations(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, kubetest.Fabric{Nodes: 72, NodesPerLeaf: 18, DomainSize: 18})
-	g := fabric(t, s.fabric)
+	g := s.fabric.MustGraph(t)
 	res, st := s.apply(t, g)
 	if res.Changed != 73 || st.Writes != 73 || st.ByVerb["create"] != 1 {
 		t.Errorf("first run: %s; %+v", res.Summary(), st)
@@ -130,7 +130,7 @@ func TestConfigMapAndAnnotations(t *testing.T) {
 	// 18 nodes (they keep their tree unit, lose their block).
 	f2 := s.fabric
 	f2.DomainNodes = 54
-	res, st = s.apply(t, fabric(t, f2))
+	res, st = s.apply(t, f2.MustGraph(t))
 	if st.ByVerb["patch"] != 18 || st.ByVerb["update"] != 1 {
 		t.Errorf("after a change: %s; %+v, want 1 update and 18 patches", res.Summary(), st)
 	}
@@ -147,7 +147,7 @@ func TestSkeletonOnlyAndNone(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, kubetest.Fabric{Nodes: 72, NodesPerLeaf: 18, DomainSize: 18})
 	s.engine.cfg.ConfigUpdateMode = UpdateSkeleton
-	g := fabric(t, s.fabric)
+	g := s.fabric.MustGraph(t)
 	res, st := s.apply(t, g)
 	if res.Changed != 73 || st.ByVerb["create"] != 1 {
 		t.Errorf("first run: %s; %+v", res.Summary(), st)
@@ -160,14 +160,14 @@ func TestSkeletonOnlyAndNone(t *testing.T) {
 	// ConfigMap is not rewritten.
 	f2 := s.fabric
 	f2.Nodes = 71
-	res, st = s.apply(t, fabric(t, f2))
+	res, st = s.apply(t, f2.MustGraph(t))
 	if st.ByVerb["update"] != 0 || s.configMap(t).Annotations[keys.Generation] != "1" {
 		t.Errorf("skeleton rewritten after a node left: %s; %+v", res.Summary(), st)
 	}
 
 	n := newSetup(t, kubetest.Fabric{Nodes: 8, NodesPerLeaf: 4, DomainSize: 4})
 	n.engine.cfg.ConfigUpdateMode = UpdateNone
-	res, _ = n.apply(t, fabric(t, n.fabric))
+	res, _ = n.apply(t, n.fabric.MustGraph(t))
 	if res.Changed != 8 {
 		t.Errorf("none: %s, want the 8 annotations", res.Summary())
 	}
@@ -187,7 +187,7 @@ func TestKeepsForeignContent(t *testing.T) {
 	if _, err := s.c.Core().CoreV1().ConfigMaps(s.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, st := s.apply(t, fabric(t, s.fabric))
+	res, st := s.apply(t, s.fabric.MustGraph(t))
 	if st.ByVerb["update"] != 1 {
 		t.Errorf("%s; %+v", res.Summary(), st)
 	}
@@ -208,7 +208,7 @@ func TestRefusesOperatorOwned(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.counter.Reset()
-	_, err := s.engine.Apply(context.Background(), fabric(t, s.fabric), kube.ApplyOptions{})
+	_, err := s.engine.Apply(context.Background(), s.fabric.MustGraph(t), kube.ApplyOptions{})
 	if !errors.Is(err, ErrOperatorOwned) || s.counter.Stats().Writes != 0 {
 		t.Errorf("Apply = %v with %d writes, want ErrOperatorOwned and none", err, s.counter.Stats().Writes)
 	}
@@ -230,7 +230,7 @@ func TestRBAC(t *testing.T) {
 	s.engine = s.newEngine(t, rc)
 	var accesses []kubetest.Access
 	for _, f := range []kubetest.Fabric{s.fabric, {Prefix: s.fabric.Prefix, Nodes: 8, DomainSize: 2}} {
-		s.apply(t, fabric(t, f)) // create, then update
+		s.apply(t, f.MustGraph(t)) // create, then update
 		accesses = append(accesses, s.counter.Accesses()...)
 	}
 	if unused := rules.Unused(accesses); len(unused) > 0 {

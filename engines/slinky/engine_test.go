@@ -18,7 +18,6 @@ import (
 	"github.com/toposcope/toposcope/internal/config"
 	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
-	"github.com/toposcope/toposcope/topology"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -37,19 +36,10 @@ func params(t *testing.T, doc string) *yaml.Node {
 	return n.Content[0]
 }
 
-func fabric(t testing.TB, f kubetest.Fabric) *topology.Graph {
-	t.Helper()
-	g, err := f.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 func TestNodeSpecs(t *testing.T) {
 	t.Parallel()
 	f := kubetest.Fabric{Prefix: "p", Nodes: 40, NodesPerLeaf: 8, LeavesPerSpine: 2, DomainSize: 4, DomainNodes: 32}
-	g := fabric(t, f)
+	g := f.MustGraph(t)
 	tests := []struct {
 		name string
 		edit func(*Config)
@@ -105,7 +95,7 @@ func atoi(t *testing.T, s string) int {
 // defined by the rendered topology file.
 func TestUnitsExistInFile(t *testing.T) {
 	t.Parallel()
-	g := fabric(t, kubetest.Fabric{Prefix: "q", Nodes: 72, NodesPerLeaf: 18, DomainSize: 18, SubDomainSize: 9})
+	g := (kubetest.Fabric{Prefix: "q", Nodes: 72, NodesPerLeaf: 18, DomainSize: 18, SubDomainSize: 9}).MustGraph(t)
 	e, err := New(withMode(DefaultConfig(), kube.ModePrint), nil, engines.Deps{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +124,7 @@ func withMode(c Config, mode string) Config { c.Mode = mode; return c }
 
 func TestRender(t *testing.T) {
 	t.Parallel()
-	g := fabric(t, kubetest.Fabric{Prefix: "r", Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 4})
+	g := (kubetest.Fabric{Prefix: "r", Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 4}).MustGraph(t)
 	for _, tt := range []struct{ name, params string }{
 		{"yaml", "mode: print\n"},
 		{"tree", "mode: print\nnodeAnnotations: false\nslurm: {plugin: topology/tree, slurmVersion: '24.11'}\n"},
@@ -159,7 +149,7 @@ func TestRender(t *testing.T) {
 // only the node annotations.
 func TestSkeleton(t *testing.T) {
 	t.Parallel()
-	g := fabric(t, kubetest.Fabric{Prefix: "s", Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 4})
+	g := (kubetest.Fabric{Prefix: "s", Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 4}).MustGraph(t)
 	for _, tt := range []struct {
 		name, params string
 		want         []string
@@ -245,7 +235,7 @@ func TestUnsafeUnitName(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
 	c.Slurm.Topologies = []slurm.TopologyConfig{{Name: "fabric", Plugin: slurm.KindTree, ClusterDefault: true}}
-	g := fabric(t, kubetest.Fabric{Prefix: "u", Nodes: 2})
+	g := (kubetest.Fabric{Prefix: "u", Nodes: 2}).MustGraph(t)
 	specs, err := c.nodeSpecs(g)
 	if err != nil {
 		t.Fatal(err)

@@ -33,15 +33,6 @@ var env = kubetest.NewEnv(func(ctx context.Context, c *kubetest.Cluster) error {
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 
-func graph(t testing.TB, f kubetest.Fabric) *topology.Graph {
-	t.Helper()
-	g, err := f.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
 type setup struct {
 	c       *kubetest.Cluster
 	fabric  kubetest.Fabric
@@ -52,12 +43,7 @@ func newSetup(t *testing.T, f kubetest.Fabric) *setup {
 	t.Helper()
 	c := env.Require(t)
 	s := &setup{c: c, counter: kubetest.NewCounter()}
-	f.Prefix = c.Prefix(t)
-	s.fabric = f
-	nodes := kubetest.NodeObjects(f.NodeNames(), map[string]string{kubetest.PrefixLabel: f.Prefix})
-	if err := c.CreateNodes(context.Background(), nodes, 16); err != nil {
-		t.Fatal(err)
-	}
+	s.fabric = c.CreateFabric(t, f)
 	return s
 }
 
@@ -122,7 +108,7 @@ func TestHyperNodes(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, kubetest.Fabric{Nodes: 16, NodesPerLeaf: 4, LeavesPerSpine: 2})
 	e := s.engine(t, s.c.AdminConfig())
-	g := graph(t, s.fabric)
+	g := s.fabric.MustGraph(t)
 	res, st := s.apply(t, e, g)
 	// 4 leaves, 2 spines, 1 core.
 	if res.Changed != 7 || st.ByVerb["create"] != 7 {
@@ -162,7 +148,7 @@ func TestHyperNodes(t *testing.T) {
 	// is updated, the nodes are refused.
 	f2 := s.fabric
 	f2.Nodes = 12
-	res, st = s.apply(t, e, graph(t, f2))
+	res, st = s.apply(t, e, f2.MustGraph(t))
 	if st.ByVerb["delete"] != 1 || st.ByVerb["update"] != 1 || len(res.Refused) != 4 {
 		t.Errorf("after a leaf left: %s; %+v, refused %v", res.Summary(), st, res.Refused)
 	}
@@ -225,7 +211,7 @@ func TestRBAC(t *testing.T) {
 	e := s.engine(t, rc)
 	f2 := s.fabric
 	f2.Nodes = 4
-	for _, g := range []*topology.Graph{graph(t, s.fabric), graph(t, f2)} { // create, then update and delete
+	for _, g := range []*topology.Graph{s.fabric.MustGraph(t), f2.MustGraph(t)} { // create, then update and delete
 		if _, err := e.Apply(context.Background(), g, kube.ApplyOptions{}); err != nil {
 			t.Fatalf("publish as the ServiceAccount: %v", err)
 		}
@@ -237,6 +223,6 @@ func TestRBAC(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	t.Parallel()
-	g := graph(t, kubetest.Fabric{Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2})
+	g := (kubetest.Fabric{Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2}).MustGraph(t)
 	goldenfile.Check(t, filepath.Join("testdata", "render.yaml"), []byte(render(t, g)), *update)
 }

@@ -1,7 +1,9 @@
 package kubetest
 
 import (
+	"context"
 	"fmt"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,4 +125,25 @@ func NodeObjects(names []string, labels map[string]string) []*corev1.Node {
 		out[i] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
 	}
 	return out
+}
+
+// MustGraph is Graph for a test: a fabric that does not build fails t.
+func (f Fabric) MustGraph(t testing.TB) *topology.Graph {
+	t.Helper()
+	g, err := f.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// CreateFabric gives f the test's prefix, creates its Nodes labelled
+// with it, and returns f.
+func (c *Cluster) CreateFabric(t testing.TB, f Fabric) Fabric {
+	t.Helper()
+	f.Prefix = c.Prefix(t)
+	if err := c.CreateNodes(context.Background(), NodeObjects(f.NodeNames(), map[string]string{PrefixLabel: f.Prefix}), 16); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
