@@ -24,6 +24,18 @@ type Emulator interface {
 // calls/op counts the emulator's answers.
 func BenchDiscover(b *testing.B, graph func(nodes int) (*topology.Graph, error),
 	serve func([]Instance, Faults) Emulator, discover func(ctx context.Context, url string) (*topology.Graph, error)) {
+	BenchDiscoverServer(b, graph, func(in []Instance, f Faults) (string, func() int, func()) {
+		emu := serve(in, f)
+		srv := httptest.NewServer(emu)
+		return srv.URL, emu.Calls, srv.Close
+	}, discover)
+}
+
+// BenchDiscoverServer is BenchDiscover for an emulator that is not an
+// HTTP handler (the Nebius gRPC server): start serves the instances and
+// returns the URL, the call counter and the stop.
+func BenchDiscoverServer(b *testing.B, graph func(nodes int) (*topology.Graph, error),
+	start func([]Instance, Faults) (string, func() int, func()), discover func(ctx context.Context, url string) (*topology.Graph, error)) {
 	for _, bc := range []struct {
 		name   string
 		nodes  int
@@ -42,16 +54,15 @@ func BenchDiscover(b *testing.B, graph func(nodes int) (*topology.Graph, error),
 			calls := 0
 			for b.Loop() {
 				b.StopTimer()
-				emu := serve(instances, bc.faults)
-				srv := httptest.NewServer(emu)
+				url, count, stop := start(instances, bc.faults)
 				b.StartTimer()
-				g, err := discover(context.Background(), srv.URL)
+				g, err := discover(context.Background(), url)
 				if err != nil || len(g.Nodes()) != bc.nodes {
 					b.Fatalf("discovered %v, %v; want %d nodes", g, err, bc.nodes)
 				}
 				b.StopTimer()
-				calls += emu.Calls()
-				srv.Close()
+				calls += count()
+				stop()
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
