@@ -18,6 +18,11 @@ type AccountSpec struct {
 	// 1. Zero is allowed, as in Slurm: the account has no fair share of
 	// its own (it is served after every account with shares).
 	Shares *float64 `yaml:"shares" json:"shares,omitempty"`
+	// UseParent is Slurm's Fairshare=parent: the account has no share of
+	// its own. Under Fair Tree, a parent account's children rank as if
+	// they were its parent's, and a user ranks first in its account; in
+	// classic mode it takes its parent's factor. Shares must be absent.
+	UseParent bool `yaml:"useParent,omitempty" json:"useParent,omitempty"`
 	// Children are the sub-budgets (programs, projects, users).
 	Children []AccountSpec `yaml:"children" json:"children,omitempty"`
 }
@@ -46,6 +51,9 @@ func (b *Budgets) Validate() error {
 			seen[s.Name] = true
 			if s.Shares != nil && *s.Shares < 0 {
 				errs = append(errs, config.Errorf(field+".shares", "must not be negative"))
+			}
+			if s.UseParent && s.Shares != nil {
+				errs = append(errs, config.Errorf(field+".shares", "must be absent with useParent (the account has no share of its own)"))
 			}
 			walk(field+".children", s.Children)
 		}
@@ -88,7 +96,7 @@ func (s *AccountSpec) shares() float64 {
 // so that the budgets read back say what is in force.
 func defaultShares(specs []AccountSpec) {
 	for i := range specs {
-		if specs[i].Shares == nil {
+		if specs[i].Shares == nil && !specs[i].UseParent {
 			specs[i].Shares = Shares(1)
 		}
 		defaultShares(specs[i].Children)
@@ -109,6 +117,9 @@ type Account struct {
 	Norm float64 `json:"normShares"`
 	// Level is the fraction of the parent: Shares / Σ sibling Shares.
 	Level float64 `json:"levelShares"`
+	// UseParent is AccountSpec.UseParent; such an account has Level and
+	// Norm 0 and is left out of its siblings' share sum.
+	UseParent bool `json:"useParent,omitempty"`
 }
 
 // Tree is an immutable account tree. Index 0 is the root.
@@ -128,16 +139,21 @@ func NewTree(b *Budgets) (*Tree, error) {
 	add = func(parent int, specs []AccountSpec) {
 		var sum float64
 		for _, s := range specs {
-			sum += s.shares()
+			if !s.UseParent {
+				sum += s.shares()
+			}
 		}
 		for _, s := range specs {
-			lvl := 0.0
+			lvl, shares := 0.0, 0.0
+			if !s.UseParent {
+				shares = s.shares()
+			}
 			if sum > 0 {
-				lvl = s.shares() / sum
+				lvl = shares / sum
 			}
 			i := len(t.accounts)
-			t.accounts = append(t.accounts, Account{Name: s.Name, Parent: parent, Shares: s.shares(),
-				Level: lvl, Norm: t.accounts[parent].Norm * lvl})
+			t.accounts = append(t.accounts, Account{Name: s.Name, Parent: parent, Shares: shares,
+				Level: lvl, Norm: t.accounts[parent].Norm * lvl, UseParent: s.UseParent})
 			t.accounts[parent].Children = append(t.accounts[parent].Children, i)
 			t.index[s.Name] = i
 			if len(s.Children) == 0 {
@@ -184,6 +200,9 @@ func (t *Tree) Budgets() *Budgets {
 	spec = func(i int) AccountSpec {
 		a := t.accounts[i]
 		s := AccountSpec{Name: a.Name, Shares: Shares(a.Shares)}
+		if a.UseParent {
+			s.Shares, s.UseParent = nil, true
+		}
 		for _, c := range a.Children {
 			s.Children = append(s.Children, spec(c))
 		}

@@ -160,3 +160,61 @@ func TestVectorProtection(t *testing.T) {
 		})
 	}
 }
+
+// TestVectorSlurmTest24_4 reproduces Slurm's Fair Tree regression test
+// (testsuite/expect/test24.4): its association tree, with Fairshare=parent
+// accounts and users, and its raw usage; every user's FairShare and the
+// printed LevelFS values must match. It covers ties between users and
+// accounts (aE, aF and u1 all 1.0; uG1 tied with uGA1, uGA2 two ranks
+// lower), Fairshare=parent (uD1 and uDA1 rank first in aD, aDA's users
+// rank among aD's) and a zero-share account (aC last).
+func TestVectorSlurmTest24_4(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/slurm-test24.4.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseBudgets(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTree(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := make([]float64, len(tr.Accounts()))
+	for name, u := range map[string]float64{"u2": 10, "uAA1": 20, "uAB1": 25, "uBA1": 25, "uC1": 30, "uD1": 20, "uD2": 20, "uD3": 25,
+		"uDA1": 10, "uDA2": 10, "uDA3": 25, "uG1": 10, "uGA1": 4, "uGA2": 6} {
+		i, ok := tr.Lookup(name)
+		if !ok {
+			t.Fatalf("no account %s", name)
+		}
+		own[i] = u
+	}
+	lf := LevelFairShare(tr, subtreeUsage(tr, own))
+	_, fs := FairTreeRanks(tr, lf)
+	// FairShare and LevelFS as test24.4 expects them (six digits; -1: not printed).
+	for _, tc := range []struct {
+		name   string
+		fs, lf float64
+	}{
+		{"u1", 1.000000, math.Inf(1)}, {"u2", 0.666667, 1.153846},
+		{"aA", -1, 1.025641}, {"aAA", -1, 1.687500}, {"uAA1", 0.619048, 1.000000},
+		{"aAB", -1, 0.450000}, {"uAB1", 0.523810, 0.500000}, {"uAB2", 0.571429, math.Inf(1)},
+		{"aB", -1, 2.769231}, {"aBA", -1, 0.416667}, {"uBA1", 0.714286, 1.000000}, {"aBB", -1, math.Inf(1)}, {"uBB1", 0.761905, math.Inf(1)},
+		{"aC", -1, 0}, {"uC1", 0.047619, 0},
+		{"aD", -1, 0.524476}, {"uD1", 0.476190, -1}, {"uD2", 0.238095, 1.294118}, {"uD3", 0.333333, 1.294118},
+		{"uDA1", 0.476190, -1}, {"uDA2", 0.380952, 1.941176}, {"uDA3", 0.333333, 1.294118},
+		{"aE", -1, math.Inf(1)}, {"aE1", 1.000000, math.Inf(1)}, {"aE2", 1.000000, math.Inf(1)},
+		{"aF", -1, math.Inf(1)}, {"uF1", 1.000000, math.Inf(1)}, {"uF2", 1.000000, math.Inf(1)},
+		{"aG", -1, 0.461538}, {"uG1", 0.190476, 1.000000}, {"aGA", -1, 1.000000}, {"uGA1", 0.190476, 1.250000}, {"uGA2", 0.095238, 0.833333},
+	} {
+		i, _ := tr.Lookup(tc.name)
+		if tc.fs >= 0 && !near(fs[i], tc.fs, 5e-7) {
+			t.Errorf("FairShare(%s) = %.6f, want %.6f", tc.name, fs[i], tc.fs)
+		}
+		if tc.lf >= 0 && !(lf[i] == tc.lf || near(lf[i], tc.lf, 5e-7)) {
+			t.Errorf("LevelFS(%s) = %.6f, want %.6f", tc.name, lf[i], tc.lf)
+		}
+	}
+}
