@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -35,6 +36,11 @@ type Standing struct {
 	// Rank and FairShare are Fair Tree's rank and rank/#leaves.
 	Rank      int     `json:"rank"`
 	FairShare float64 `json:"fairShare"`
+	// LevelPath is what decided the Fair Tree rank: the level fairshare
+	// of each account from the first tier down to this one, as Fair Tree
+	// compares siblings (a useParent account with children is skipped:
+	// its children are compared with its parent's).
+	LevelPath []LevelStep `json:"levelPath,omitempty"`
 	// Key is the mode's sort value: higher is served first.
 	Key float64 `json:"key"`
 	// OwedGPUHours and DeliveredGPUHours are Ai2's owed/delivered.
@@ -125,6 +131,7 @@ func (s *Standings) evaluate(own, decayed []float64) []Standing {
 			LevelShares: a.Level, NormShares: a.Norm, UsageRaw: u[i], Rank: rank[i], FairShare: fs[i]}
 		if a.Parent >= 0 {
 			st.Parent = t.accounts[a.Parent].Name
+			st.LevelPath = levelPath(t, lf, i)
 		}
 		if !math.IsInf(lf[i], 1) {
 			v := lf[i]
@@ -152,6 +159,31 @@ func (s *Standings) evaluate(own, decayed []float64) []Standing {
 		out[i] = st
 	}
 	return out
+}
+
+// LevelStep is one account of a LevelPath and its level fairshare.
+type LevelStep struct {
+	Account string `json:"account"`
+	// LevelFS is nil (JSON null) for +Inf: no usage, or useParent.
+	LevelFS *float64 `json:"levelFS"`
+}
+
+// levelPath returns the LevelPath of account i.
+func levelPath(t *Tree, lf []float64, i int) []LevelStep {
+	var path []LevelStep
+	for a := i; a > 0; a = t.accounts[a].Parent {
+		if t.accounts[a].UseParent && len(t.accounts[a].Children) > 0 {
+			continue
+		}
+		step := LevelStep{Account: t.accounts[a].Name}
+		if !math.IsInf(lf[a], 1) {
+			v := lf[a]
+			step.LevelFS = &v
+		}
+		path = append(path, step)
+	}
+	slices.Reverse(path)
+	return path
 }
 
 // Of returns the standing of the named account.

@@ -22,6 +22,17 @@ func WriteTable(w io.Writer, res *Result) error {
 	fmt.Fprintf(w, "request: account %s, %d GPUs, %s\n", res.Request.Account, res.Request.Total(), kind)
 	fmt.Fprintf(w, "standing: S %.4g  rho %.4g -> %.4g  fairShare %.4g -> %.4g  key %.4g -> %.4g\n",
 		s.NormShares, s.Rho, a.Rho, s.FairShare, a.FairShare, s.Key, a.Key)
+	if len(s.LevelPath) > 0 {
+		steps := make([]string, len(s.LevelPath))
+		for i, st := range s.LevelPath {
+			lf := "inf"
+			if st.LevelFS != nil {
+				lf = fmt.Sprintf("%.4g", *st.LevelFS)
+			}
+			steps[i] = st.Account + " LF " + lf
+		}
+		fmt.Fprintf(w, "fair tree: %s (rank %d)\n", strings.Join(steps, " > "), s.Rank)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tCLASS\tGROUP\tLCA\tLEAVES\tDOMAINS\tFRAG\tKEEP\tPREEMPT_GPUH\tWAIT\tVICTIMS\tNODES")
 	for _, c := range res.Candidates {

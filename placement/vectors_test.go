@@ -1,8 +1,10 @@
 package placement
 
 import (
+	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -193,6 +195,23 @@ func TestVectorSlurmTest24_4(t *testing.T) {
 	}
 	lf := LevelFairShare(tr, subtreeUsage(tr, own))
 	_, fs := FairTreeRanks(tr, lf)
+	// The level path that ranks uDA2 skips aDA (Fairshare=parent); uGA1's
+	// goes through aG and aGA.
+	for name, want := range map[string]string{"uDA2": "aD 0.524476 > uDA2 1.941176", "uGA1": "aG 0.461538 > aGA 1.000000 > uGA1 1.250000",
+		"uD1": "aD 0.524476 > uD1 inf"} {
+		i, _ := tr.Lookup(name)
+		var steps []string
+		for _, st := range levelPath(tr, lf, i) {
+			v := "inf"
+			if st.LevelFS != nil {
+				v = fmt.Sprintf("%.6f", *st.LevelFS)
+			}
+			steps = append(steps, st.Account+" "+v)
+		}
+		if got := strings.Join(steps, " > "); got != want {
+			t.Errorf("levelPath(%s) = %s, want %s", name, got, want)
+		}
+	}
 	// FairShare and LevelFS as test24.4 expects them (six digits; -1: not printed).
 	for _, tc := range []struct {
 		name   string
