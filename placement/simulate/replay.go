@@ -149,22 +149,47 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	if o.BackfillDepth <= 0 {
 		o.BackfillDepth = 500
 	}
-	out, events, err := replay(s, jobs, shapes, pol, policy, o.BackfillDepth, o.FIFO, o.Progress)
+	out, idle, err := replay(s, jobs, shapes, pol, policy, o.BackfillDepth, o.FIFO, o.Progress)
 	if err != nil {
 		return nil, err
 	}
-	return report(s, jobs, out, events, policy, tree), nil
+	return report(s, jobs, out, idle, policy, tree), nil
+}
+
+// idleGPUs integrates, over the arrival window (first to last submit),
+// the free GPUs on partly used nodes and the free GPUs while the head of
+// the queue fits by count but has not started; events counts the events.
+type idleGPUs struct {
+	events              int
+	partSec, blockedSec float64
+	lastT               float64
+	lastPart, lastBlock int
+}
+
+// advance adds the last sample's GPUs over [lastT, t] ∩ [w0, w1].
+func (d *idleGPUs) advance(t, w0, w1 float64) {
+	if lo, hi := max(d.lastT, w0), min(t, w1); hi > lo {
+		d.partSec += float64(d.lastPart) * (hi - lo)
+		d.blockedSec += float64(d.lastBlock) * (hi - lo)
+	}
+	d.lastT = t
 }
 
 // replay is the event loop: at each event time the finishes, then the
 // submits, then the first depth queued jobs in submit order, each
 // started if the policy finds it room (with fifo, until one is not).
-func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, depth int, fifo bool, progress func(int, int)) ([]outcome, int, error) {
+func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, depth int, fifo bool, progress func(int, int)) ([]outcome, idleGPUs, error) {
 	out := make([]outcome, len(jobs))
 	tr, _ := pol.(tracker)
 	h := &runHeap{}
 	var queue []int
 	next, events := 0, 0
+	var idle idleGPUs
+	w0, w1 := 0.0, 0.0
+	if len(jobs) > 0 {
+		w0, w1 = jobs[0].Submit, jobs[len(jobs)-1].Submit
+		idle.lastT = w0
+	}
 	for next < len(jobs) || len(queue) > 0 {
 		t := math.Inf(1)
 		if next < len(jobs) {
@@ -175,12 +200,13 @@ func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, dept
 		}
 		if math.IsInf(t, 1) {
 			j := jobs[queue[0]]
-			return nil, 0, fmt.Errorf("%w: policy %s cannot place job %d (%d GPUs) on the idle cluster", ErrScenario, name, j.ID, j.GPUs)
+			return nil, idle, fmt.Errorf("%w: policy %s cannot place job %d (%d GPUs) on the idle cluster", ErrScenario, name, j.ID, j.GPUs)
 		}
+		idle.advance(t, w0, w1)
 		for h.Len() > 0 && (*h)[0].end <= t {
 			r := heap.Pop(h).(running)
 			if err := s.apply(r.takes, r.per, -1); err != nil {
-				return nil, 0, err
+				return nil, idle, err
 			}
 			if tr != nil {
 				tr.finished(&jobs[r.job])
@@ -211,7 +237,7 @@ func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, dept
 			if fits {
 				var err error
 				if takes, err = pol.choose(s, j, sh, t); err != nil {
-					return nil, 0, err
+					return nil, idle, err
 				}
 			}
 			if takes == nil && fifo {
@@ -226,10 +252,10 @@ func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, dept
 				continue
 			}
 			if err := s.check(takes, sh, name, j.ID); err != nil {
-				return nil, 0, err
+				return nil, idle, err
 			}
 			if err := s.apply(takes, sh.per, 1); err != nil {
-				return nil, 0, err
+				return nil, idle, err
 			}
 			if tr != nil {
 				tr.started(s, j, takes, sh.per, t)
@@ -240,12 +266,17 @@ func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, dept
 			heap.Push(h, running{end: t + j.Duration, job: ji, takes: takes, per: sh.per})
 		}
 		queue = kept
+		idle.lastPart, idle.lastBlock = s.partFree, 0
+		if len(queue) > 0 && jobs[queue[0]].GPUs <= s.free {
+			idle.lastBlock = s.free // the head fits by count, yet waits
+		}
 		if progress != nil {
 			progress(next-len(queue), len(jobs))
 		}
 	}
-	events += h.Len() // the finishes still to come change nothing more
-	return out, events, nil
+	idle.advance(w1, w0, w1)
+	idle.events = events + h.Len() // the finishes still to come change nothing more
+	return out, idle, nil
 }
 
 // check rejects takes that do not add up to the job or, for a

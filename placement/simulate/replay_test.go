@@ -202,3 +202,27 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress: %d calls, last %d of %d, went back or had a wrong total: %v", calls, last, len(jobs), backwards)
 	}
 }
+
+// TestIdleGPUMetrics: two 60-GPU jobs, one per leaf, leave 4 GPUs free on
+// one node of each leaf; an 8-GPU job then fits by count (8 free) but no
+// node holds it. Until the last submit (100 s) the report averages 8
+// free GPUs on partly used nodes and 8 free while the head waits.
+func TestIdleGPUMetrics(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs := trace(t, "0,a,60,3600,0\n0,a,60,3600,0\n0,b,8,3600,0\n100,b,1,60,0\n")
+	for _, p := range []string{simulate.PolicyFirstFit, simulate.PolicyBestFit, simulate.PolicyToposcope} {
+		r, err := simulate.Run(g, jobs, p, simulate.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.PartNodeFreeGPUs != 8 || r.HeadBlockedFreeGPUs != 8 {
+			t.Errorf("%s: part-node free %g, head-blocked free %g; want 8 and 8", p, r.PartNodeFreeGPUs, r.HeadBlockedFreeGPUs)
+		}
+		// Equal shares, all work unallocated: nobody is owed, so both
+		// accounts count as served.
+		if r.AccountsAtLeast95 != 2 {
+			t.Errorf("%s: accounts at 95%%: %d, want 2", p, r.AccountsAtLeast95)
+		}
+	}
+}

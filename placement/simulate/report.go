@@ -40,24 +40,33 @@ type Report struct {
 	// finish.
 	Occupancy   float64 `json:"occupancy"`
 	SpanSeconds float64 `json:"spanSeconds"`
+	// PartNodeFreeGPUs is the time-averaged number of free GPUs on
+	// partly used nodes (stranded for whole-node work) while jobs
+	// arrive; HeadBlockedFreeGPUs the time-averaged free GPUs while the
+	// head of the queue fits by count but has not started (free, yet of
+	// no use to it: scattered, or held back by its placement constraint).
+	PartNodeFreeGPUs    float64 `json:"partNodeFreeGPUs"`
+	HeadBlockedFreeGPUs float64 `json:"headBlockedFreeGPUs"`
 	// Accounts are owed and delivered GPU-hours (fairshare.md §9.2)
-	// over the whole span, by account.
-	Accounts []AccountReport `json:"accounts"`
+	// over the whole span, by account; AccountsAtLeast95 counts those
+	// delivered at least 95% of what they are owed (or owed nothing).
+	Accounts          []AccountReport `json:"accounts"`
+	AccountsAtLeast95 int             `json:"accountsAtLeast95"`
 	// Starts is each job's start, in seconds, by job ID.
 	Starts []float64 `json:"-"`
 }
 
 // AccountReport is one account's owed and delivered GPU-hours.
 type AccountReport struct {
-	Account   string  `json:"account"`
+	Account   string  `json:"name"`
 	Owed      float64 `json:"owedGPUHours"`
 	Delivered float64 `json:"deliveredGPUHours"`
 	// Ratio is Delivered/Owed (0 when nothing is owed).
 	Ratio float64 `json:"deliveredOverOwed"`
 }
 
-func report(s *state, jobs []Job, out []outcome, events int, policy string, tree *placement.Tree) *Report {
-	r := &Report{Policy: policy, Jobs: len(jobs), Events: events, Starts: make([]float64, len(jobs))}
+func report(s *state, jobs []Job, out []outcome, idle idleGPUs, policy string, tree *placement.Tree) *Report {
+	r := &Report{Policy: policy, Jobs: len(jobs), Events: idle.events, Starts: make([]float64, len(jobs))}
 	if len(jobs) == 0 {
 		return r
 	}
@@ -106,6 +115,10 @@ func report(s *state, jobs []Job, out []outcome, events int, policy string, tree
 		}
 		r.Occupancy = gpuSec / (float64(s.gpus) * (w1 - w0))
 	}
+	if jw := jobs[len(jobs)-1].Submit - w0; jw > 0 {
+		r.PartNodeFreeGPUs = round2(idle.partSec / jw)
+		r.HeadBlockedFreeGPUs = round2(idle.blockedSec / jw)
+	}
 	window := time.Duration(math.Ceil(r.SpanSeconds/3600)) * time.Hour
 	owed, delivered := placement.OwedDelivered(tree, recs, epoch(end), window, s.gpus)
 	for _, a := range accountsOf(jobs) {
@@ -113,6 +126,9 @@ func report(s *state, jobs []Job, out []outcome, events int, policy string, tree
 		ar := AccountReport{Account: a, Owed: round2(owed[i]), Delivered: round2(delivered[i])}
 		if owed[i] > 0 {
 			ar.Ratio = round2(delivered[i] / owed[i])
+		}
+		if owed[i] <= 0 || delivered[i] >= 0.95*owed[i] {
+			r.AccountsAtLeast95++
 		}
 		r.Accounts = append(r.Accounts, ar)
 	}
@@ -131,10 +147,11 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 // delivered/owed per account and policy.
 func WriteTable(w io.Writer, reports []*Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\t")
+	fmt.Fprintln(tw, "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tpart-node free\thead-blocked free\taccounts ≥95%\t")
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t\n", r.Policy, r.Jobs, r.MultiNodeJobs,
-			r.MeanLeafSpan, r.MeanLCALevel, dur(r.WaitP50), dur(r.WaitP90), dur(r.LargestJobWait), 100*r.Occupancy)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t%.1f\t%.1f\t%d/%d\t\n", r.Policy, r.Jobs, r.MultiNodeJobs,
+			r.MeanLeafSpan, r.MeanLCALevel, dur(r.WaitP50), dur(r.WaitP90), dur(r.LargestJobWait), 100*r.Occupancy,
+			r.PartNodeFreeGPUs, r.HeadBlockedFreeGPUs, r.AccountsAtLeast95, len(r.Accounts))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

@@ -50,6 +50,9 @@ type state struct {
 	}
 	order []int // every node index, in graph order
 	gpus  int
+	// free and partFree are the free GPUs of the cluster, and those on
+	// partly used nodes (some GPUs used, some free), kept by apply.
+	free, partFree int
 	// nodeGPUs is the most common GPU count of a node with GPUs; jobs of
 	// a multiple of it take whole nodes.
 	nodeGPUs int
@@ -103,6 +106,7 @@ func newState(g *topology.Graph, within placement.Scope) (*state, error) {
 	if s.gpus == 0 {
 		return nil, fmt.Errorf("%w: the model has no GPUs", ErrScenario)
 	}
+	s.free = s.gpus
 	for i := range s.switches {
 		if len(s.switches[i].nodes) > 0 {
 			s.leaves = append(s.leaves, i)
@@ -289,10 +293,21 @@ func (s *state) apply(takes []take, per, sign int) error {
 		if f < 0 || f > n.gpus || t.pods <= 0 {
 			return fmt.Errorf("simulate: node %s: %d pods of %d GPUs with %d of %d free", n.name, t.pods, per, n.free, n.gpus)
 		}
+		s.partFree -= partlyFree(n.free, n.gpus)
+		s.free += f - n.free
 		n.free = f
+		s.partFree += partlyFree(n.free, n.gpus)
 	}
 	s.version++
 	return nil
+}
+
+// partlyFree is a node's free GPUs when it is partly used, else 0.
+func partlyFree(free, gpus int) int {
+	if free > 0 && free < gpus {
+		return free
+	}
+	return 0
 }
 
 // lca returns the level of the lowest switch above every taken node, and

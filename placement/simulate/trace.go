@@ -130,6 +130,11 @@ type SyntheticOptions struct {
 	// MeanDuration is the scale of the Pareto(shape 1.5) runtime in
 	// seconds (default 3600); runtimes are capped at 48 h.
 	MeanDuration float64
+	// Load, when positive, is the offered load as a fraction of
+	// CapacityGPUs: it sets MeanInterarrival to the mean job size times
+	// MeanDuration over Load × CapacityGPUs.
+	Load         float64
+	CapacityGPUs int
 }
 
 // Validate reports options Synthetic cannot use (after defaults).
@@ -138,8 +143,11 @@ func (o SyntheticOptions) Validate() error {
 	if o.Jobs <= 0 {
 		errs = append(errs, errors.New("jobs must be positive"))
 	}
-	if o.Accounts < 0 || o.MaxGPUs < 0 || o.Alpha < 0 || o.MeanInterarrival < 0 || o.MeanDuration < 0 {
-		errs = append(errs, errors.New("accounts, max GPUs, alpha and means must not be negative"))
+	if o.Accounts < 0 || o.MaxGPUs < 0 || o.Alpha < 0 || o.MeanInterarrival < 0 || o.MeanDuration < 0 || o.Load < 0 {
+		errs = append(errs, errors.New("accounts, max GPUs, alpha, means and load must not be negative"))
+	}
+	if o.Load > 0 && o.CapacityGPUs <= 0 {
+		errs = append(errs, errors.New("a load needs the cluster's GPU capacity"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("synthetic options: %w", err)
@@ -181,6 +189,13 @@ func Synthetic(o SyntheticOptions) ([]Job, error) {
 		w := math.Pow(float64(len(weights)+1), -o.Alpha)
 		weights = append(weights, w)
 		sum += w
+	}
+	if o.Load > 0 {
+		meanGPUs := 0.0
+		for k, w := range weights {
+			meanGPUs += w / sum * float64(int(1)<<k)
+		}
+		o.MeanInterarrival = meanGPUs * o.MeanDuration / (o.Load * float64(o.CapacityGPUs))
 	}
 	jobs := make([]Job, o.Jobs)
 	t := 0.0

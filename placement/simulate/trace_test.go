@@ -95,3 +95,27 @@ func TestSynthetic(t *testing.T) {
 		t.Error("zero jobs accepted")
 	}
 }
+
+// TestSyntheticLoad: with a load, the mean gap between submits is set so
+// that the offered GPU-seconds per second are that fraction of the
+// capacity (heavy tails: checked within 20% on a long trace, per seed).
+func TestSyntheticLoad(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []uint64{1, 2, 3} {
+		jobs, err := simulate.Synthetic(simulate.SyntheticOptions{Jobs: 20000, Seed: seed, MaxGPUs: 1024, Load: 0.9, CapacityGPUs: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var work float64
+		for _, j := range jobs {
+			work += float64(j.GPUs) * j.Duration
+		}
+		offered := work / (4096 * (jobs[len(jobs)-1].Submit - jobs[0].Submit))
+		if offered < 0.72 || offered > 1.08 {
+			t.Errorf("seed %d: offered load %.3f, want 0.9 ± 20%%", seed, offered)
+		}
+	}
+	if _, err := simulate.Synthetic(simulate.SyntheticOptions{Jobs: 10, Load: 1}); err == nil {
+		t.Error("a load without a capacity was accepted")
+	}
+}

@@ -55,6 +55,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.Float64Var(&o.synth.Alpha, "alpha", 1.2, "synthetic trace: Zipf exponent of job sizes")
 	f.Float64Var(&o.synth.MeanInterarrival, "interarrival", 300, "synthetic trace: mean seconds between submits")
 	f.Float64Var(&o.synth.MeanDuration, "mean-duration", 3600, "synthetic trace: mean runtime in seconds")
+	f.Float64Var(&o.synth.Load, "load", 0, "synthetic trace: offered load as a fraction of the model's GPUs (sets the mean gap between submits; overrides --interarrival)")
 	f.StringSliceVar(&o.policies, "policies", simulate.Policies(), "policies to compare")
 	f.StringVar(&o.within, "within", "leaf", "jobs that fit one leaf (or NVLink domain) must start in one: leaf, domain or none")
 	f.BoolVar(&o.fifo, "fifo", false, "no backfill: the oldest waiting job blocks the queue")
@@ -64,6 +65,17 @@ GPU-hours per account. See docs/placement.md.`,
 }
 
 func runSimulate(env *Env, o *simulateOptions) error {
+	m, err := sim.Load(o.model)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	g, err := m.Graph(providers.Request{})
+	if err != nil {
+		return err
+	}
+	for _, n := range g.Nodes() {
+		o.synth.CapacityGPUs += n.GPUs
+	}
 	jobs, err := o.jobs()
 	if err != nil {
 		return err
@@ -76,14 +88,6 @@ func runSimulate(env *Env, o *simulateOptions) error {
 		if _, err := atomicfile.Write(o.writeTrace, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
-	}
-	m, err := sim.Load(o.model)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	g, err := m.Graph(providers.Request{})
-	if err != nil {
-		return err
 	}
 	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo}
 	if o.budgets != "" {
@@ -112,7 +116,7 @@ func runSimulate(env *Env, o *simulateOptions) error {
 	if o.asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
+		return enc.Encode(map[string]any{"policies": reports})
 	}
 	return simulate.WriteTable(env.Stdout, reports)
 }

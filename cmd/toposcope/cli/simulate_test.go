@@ -67,9 +67,21 @@ func TestSimulateCmd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var ra []simulate.Report
-	if err := json.Unmarshal(a.Bytes(), &ra); err != nil || len(ra) != 1 || ra[0].Jobs != 200 {
+	var ra struct {
+		Policies []map[string]any `json:"policies"`
+	}
+	if err := json.Unmarshal(a.Bytes(), &ra); err != nil || len(ra.Policies) != 1 || ra.Policies[0]["jobs"] != 200.0 {
 		t.Fatalf("JSON report %s: %v", a.String(), err)
+	}
+	// The keys the report promises.
+	for _, k := range []string{"policy", "meanLeafSpan", "waitP50Seconds", "waitP90Seconds", "largestJobWaitSeconds",
+		"partNodeFreeGPUs", "headBlockedFreeGPUs", "accounts", "accountsAtLeast95"} {
+		if _, ok := ra.Policies[0][k]; !ok {
+			t.Errorf("JSON report lacks %q", k)
+		}
+	}
+	if acc, _ := ra.Policies[0]["accounts"].([]any); len(acc) == 0 || acc[0].(map[string]any)["name"] == nil || acc[0].(map[string]any)["owedGPUHours"] == nil {
+		t.Errorf("accounts %v: want name, owedGPUHours, deliveredGPUHours", ra.Policies[0]["accounts"])
 	}
 	if a.String() != b.String() {
 		t.Errorf("the written trace replays differently:\n%s\n%s", a.String(), b.String())
