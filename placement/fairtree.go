@@ -124,6 +124,13 @@ func FairTreeRanks(t *Tree, lf []float64) (rank []int, fairShare []float64) {
 	return rank, fairShare
 }
 
+// FairShares returns every account's Fair Tree FairShare (rank/#leaves)
+// from each account's own usage (indexed as Accounts).
+func (t *Tree) FairShares(own []float64) []float64 {
+	_, fs := FairTreeRanks(t, LevelFairShare(t, subtreeUsage(t, own)))
+	return fs
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -36,13 +37,30 @@ type Options struct {
 	// BackfillDepth is how many queued jobs are tried at each event
 	// (default 500).
 	BackfillDepth int
-	// Tree is the budget tree for owed and delivered GPU-hours; nil
-	// gives every account of the trace an equal share.
+	// Tree is the budget tree for owed and delivered GPU-hours and for
+	// the fair-share order; nil gives every account of the trace an
+	// equal share.
 	Tree *placement.Tree
+	// Order is the queue order every policy gets: OrderSubmit (default)
+	// or OrderFairShare.
+	Order string
 	// Progress, if set, is called after each event time with the number
 	// of jobs started so far and the number of jobs.
 	Progress func(started, total int)
 }
+
+// Queue orders (Options.Order).
+const (
+	// OrderSubmit tries queued jobs in submit order.
+	OrderSubmit = "submit"
+	// OrderFairShare tries them by their account's Fair Tree FairShare,
+	// highest first (submit order among equals), recomputed at every
+	// event from the allocated GPU-seconds run so far in the last 7 days.
+	OrderFairShare = "fairshare"
+)
+
+// fairShareWindow is the usage window of OrderFairShare.
+const fairShareWindow = 7 * 24 * 3600.0
 
 // ScopeNone is Options.Within for no constraint at all.
 const ScopeNone placement.Scope = "none"
@@ -149,11 +167,64 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	if o.BackfillDepth <= 0 {
 		o.BackfillDepth = 500
 	}
-	out, idle, err := replay(s, jobs, shapes, pol, policy, o.BackfillDepth, o.FIFO, o.Progress)
+	var order *fairOrder
+	switch o.Order {
+	case "", OrderSubmit:
+		o.Order = OrderSubmit
+	case OrderFairShare:
+		order = newFairOrder(tree, jobs)
+	default:
+		return nil, fmt.Errorf("%w: order %q: want %s or %s", ErrScenario, o.Order, OrderSubmit, OrderFairShare)
+	}
+	out, idle, err := replay(s, jobs, shapes, pol, policy, o.BackfillDepth, o.FIFO, order, o.Progress)
 	if err != nil {
 		return nil, err
 	}
-	return report(s, jobs, out, idle, policy, tree), nil
+	r := report(s, jobs, out, idle, policy, tree)
+	r.Order = o.Order
+	return r, nil
+}
+
+// fairOrder sorts the queue by Fair Tree standing.
+type fairOrder struct {
+	tree    *placement.Tree
+	acct    []int // per job, its account's tree index
+	started []int // started allocated jobs
+	own     []float64
+}
+
+func newFairOrder(tree *placement.Tree, jobs []Job) *fairOrder {
+	f := &fairOrder{tree: tree, acct: make([]int, len(jobs)), own: make([]float64, len(tree.Accounts()))}
+	for i, j := range jobs {
+		f.acct[i], _ = tree.Lookup(j.Account)
+	}
+	return f
+}
+
+// start records a started job.
+func (f *fairOrder) start(ji int, jobs []Job) {
+	if jobs[ji].MinRuntime > 0 {
+		f.started = append(f.started, ji)
+	}
+}
+
+// sort orders queue by FairShare at t, highest first, then submit order.
+func (f *fairOrder) sort(queue []int, jobs []Job, out []outcome, t float64) {
+	if len(queue) < 2 {
+		return
+	}
+	clear(f.own)
+	from := t - fairShareWindow
+	for _, ji := range f.started {
+		j := &jobs[ji]
+		if ran := min(t, out[ji].start+j.Duration) - max(from, out[ji].start); ran > 0 {
+			f.own[f.acct[ji]] += float64(j.GPUs) * ran
+		}
+	}
+	fs := f.tree.FairShares(f.own)
+	slices.SortStableFunc(queue, func(a, b int) int {
+		return cmp.Or(cmp.Compare(fs[f.acct[b]], fs[f.acct[a]]), cmp.Compare(a, b))
+	})
 }
 
 // idleGPUs integrates, over the arrival window (first to last submit),
@@ -178,7 +249,8 @@ func (d *idleGPUs) advance(t, w0, w1 float64) {
 // replay is the event loop: at each event time the finishes, then the
 // submits, then the first depth queued jobs in submit order, each
 // started if the policy finds it room (with fifo, until one is not).
-func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, depth int, fifo bool, progress func(int, int)) ([]outcome, idleGPUs, error) {
+func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, depth int, fifo bool, order *fairOrder,
+	progress func(int, int)) ([]outcome, idleGPUs, error) {
 	out := make([]outcome, len(jobs))
 	tr, _ := pol.(tracker)
 	h := &runHeap{}
@@ -217,6 +289,9 @@ func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, dept
 			queue = append(queue, next)
 			next++
 			events++
+		}
+		if order != nil {
+			order.sort(queue, jobs, out, t)
 		}
 		kept := queue[:0]
 		shadow, reserved, known := math.Inf(1), -1, false
@@ -263,6 +338,9 @@ func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, dept
 			o := outcome{start: t, nodes: len(takes)}
 			o.lca, o.leaves = s.lca(takes)
 			out[ji] = o
+			if order != nil {
+				order.start(ji, jobs)
+			}
 			heap.Push(h, running{end: t + j.Duration, job: ji, takes: takes, per: sh.per})
 		}
 		queue = kept

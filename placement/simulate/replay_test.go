@@ -226,3 +226,30 @@ func TestIdleGPUMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestFairShareOrder: a fills the cluster first; a and b then queue for
+// all of it, a first. In submit order a's second job runs next; in
+// fair-share order b's does (a has used its share, b nothing), for every
+// policy, and the report says which order ran.
+func TestFairShareOrder(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs := trace(t, "0,a,128,1000,10\n1,a,128,10,5\n2,b,128,10,5\n")
+	for _, p := range simulate.Policies() {
+		for _, tc := range []struct {
+			order      string
+			first, alt int
+		}{{simulate.OrderSubmit, 1, 2}, {simulate.OrderFairShare, 2, 1}} {
+			r, err := simulate.Run(g, jobs, p, simulate.Options{Order: tc.order})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Order != tc.order || r.Starts[tc.first] != 1000 || r.Starts[tc.alt] != 1010 {
+				t.Errorf("%s, %s order: starts %v (order %q); want job %d at 1000 and job %d at 1010", p, tc.order, r.Starts, r.Order, tc.first, tc.alt)
+			}
+		}
+	}
+	if _, err := simulate.Run(g, jobs, simulate.PolicyFirstFit, simulate.Options{Order: "random"}); !errors.Is(err, simulate.ErrScenario) {
+		t.Errorf("unknown order: %v", err)
+	}
+}

@@ -15,6 +15,8 @@ import (
 // Report is one policy's replay result.
 type Report struct {
 	Policy string `json:"policy"`
+	// Order is the queue order that ran (Options.Order).
+	Order string `json:"order"`
 	// Jobs and Events are the jobs replayed and the events processed
 	// (submits and finishes).
 	Jobs   int `json:"jobs"`

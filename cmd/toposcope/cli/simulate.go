@@ -21,11 +21,11 @@ import (
 
 // simulateOptions are the flags of toposcope simulate.
 type simulateOptions struct {
-	model, trace, writeTrace, budgets, within string
-	policies                                  []string
-	synth                                     simulate.SyntheticOptions
-	fifo, asJSON                              bool
-	progressOut                               func() io.Writer
+	model, trace, writeTrace, budgets, within, order string
+	policies                                         []string
+	synth                                            simulate.SyntheticOptions
+	fifo, asJSON                                     bool
+	progressOut                                      func() io.Writer
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
@@ -59,6 +59,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.StringSliceVar(&o.policies, "policies", simulate.Policies(), "policies to compare")
 	f.StringVar(&o.within, "within", "leaf", "jobs that fit one leaf (or NVLink domain) must start in one: leaf, domain or none")
 	f.BoolVar(&o.fifo, "fifo", false, "no backfill: the oldest waiting job blocks the queue")
+	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing recomputed at every event)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
 	return cmd
@@ -89,7 +90,7 @@ func runSimulate(env *Env, o *simulateOptions) error {
 			return err
 		}
 	}
-	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo}
+	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order}
 	if o.budgets != "" {
 		b, err := readYAML(o.budgets, placement.ParseBudgets)
 		if err != nil {
