@@ -93,7 +93,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 			p := newProvider(t, srv.URL, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), cloudsim.InstanceNames(want), nil)
 			req := providers.Request{Credentials: creds()}
 			if tt.byID {
-				req.Nodes = cloudsim.NodeRefs(want)
+				req.Nodes = refs(want)
 			}
 			g, err := p.Discover(context.Background(), req)
 			out := logs.String()
@@ -274,4 +274,13 @@ func TestByIDChunksOf100(t *testing.T) {
 	if emu.Calls() != 3 { // the emulator rejects more than 100 IDs per call
 		t.Errorf("%d calls, want 3", emu.Calls())
 	}
+}
+
+// refs requests every node of g by name and instance ID.
+func refs(g *topology.Graph) []providers.NodeRef {
+	var out []providers.NodeRef
+	for _, n := range g.Nodes() {
+		out = append(out, providers.NodeRef{Name: n.Name, InstanceID: n.InstanceID})
+	}
+	return out
 }

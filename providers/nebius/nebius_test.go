@@ -97,7 +97,7 @@ func TestDiscoverAgainstEmulator(t *testing.T) {
 					tt.mut(c)
 				}
 			})
-			g, err := p.Discover(context.Background(), providers.Request{Nodes: cloudsim.NodeRefs(want)})
+			g, err := p.Discover(context.Background(), providers.Request{Nodes: refs(want)})
 			out := logs.String()
 			if err != nil {
 				out += err.Error()
@@ -237,4 +237,13 @@ func TestFactoryExampleAndValidation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refs requests every node of g by name and instance ID.
+func refs(g *topology.Graph) []providers.NodeRef {
+	var out []providers.NodeRef
+	for _, n := range g.Nodes() {
+		out = append(out, providers.NodeRef{Name: n.Name, InstanceID: n.InstanceID})
+	}
+	return out
 }

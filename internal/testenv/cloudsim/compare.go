@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -24,15 +23,6 @@ func InstanceNames(g *topology.Graph) map[string]string {
 		m[n.InstanceID] = n.Name
 	}
 	return m
-}
-
-// NodeRefs requests every node of g by name and instance ID.
-func NodeRefs(g *topology.Graph) []providers.NodeRef {
-	var out []providers.NodeRef
-	for _, n := range g.Nodes() {
-		out = append(out, providers.NodeRef{Name: n.Name, InstanceID: n.InstanceID})
-	}
-	return out
 }
 
 // SameTopology fails t unless every node of want has the same switch path
