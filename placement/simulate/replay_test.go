@@ -23,7 +23,7 @@ func model(t testing.TB, name string) *topology.Graph {
 
 func trace(t *testing.T, csv string) []simulate.Job {
 	t.Helper()
-	jobs, err := simulate.ParseTrace(strings.NewReader(simulate.Header + "\n" + csv))
+	jobs, err := simulate.ParseTrace(strings.NewReader(simulate.HeaderV1 + "\n" + csv))
 	if err != nil {
 		t.Fatal(err)
 	}

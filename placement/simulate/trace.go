@@ -14,8 +14,12 @@ import (
 // ErrTrace is wrapped by every trace parse error.
 var ErrTrace = errors.New("invalid trace")
 
-// Header is the required first line of a CSV trace.
-const Header = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds"
+// Header is the first line of a CSV trace; HeaderV1, without the
+// resumable column (every job then restarts when preempted), is read too.
+const (
+	Header   = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds,resumable"
+	HeaderV1 = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds"
+)
 
 // Job is one trace line: a job submitted at Submit seconds after the
 // trace start by Account, asking for GPUs GPUs for Duration seconds.
@@ -27,6 +31,9 @@ type Job struct {
 	GPUs       int     `json:"gpus"`
 	Duration   float64 `json:"durationSeconds"`
 	MinRuntime float64 `json:"minRuntimeSeconds"`
+	// Resumable work resumes where it stopped when preempted; other
+	// work restarts from the beginning.
+	Resumable bool `json:"resumable"`
 }
 
 // ParseTrace reads a CSV trace (see Header). Submit times must not
@@ -47,8 +54,12 @@ func ParseTrace(r io.Reader) ([]Job, error) {
 			return nil, fmt.Errorf("%w: %w", ErrTrace, err)
 		}
 		if line, _ = cr.FieldPos(0); line == 1 {
-			if strings.Join(rec, ",") != Header {
-				return nil, fmt.Errorf("%w: line 1: header must be %q", ErrTrace, Header)
+			switch strings.Join(rec, ",") {
+			case Header:
+			case HeaderV1:
+				cols = cols[:5]
+			default:
+				return nil, fmt.Errorf("%w: line 1: header must be %q (or, without resumable, %q)", ErrTrace, Header, HeaderV1)
 			}
 			continue
 		}
@@ -84,6 +95,15 @@ func ParseTrace(r io.Reader) ([]Job, error) {
 			return nil, bad(0, "submit %g is before the previous line's %g", j.Submit, jobs[len(jobs)-1].Submit)
 		}
 		j.GPUs = g
+		if len(cols) == 6 {
+			switch strings.TrimSpace(rec[5]) {
+			case "1", "true":
+				j.Resumable = true
+			case "0", "false", "":
+			default:
+				return nil, bad(5, "%q: want 1 or 0", rec[5])
+			}
+		}
 		jobs = append(jobs, j)
 	}
 	if len(jobs) == 0 && cr.InputOffset() == 0 {
@@ -100,7 +120,11 @@ func WriteTrace(w io.Writer, jobs []Job) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, j := range jobs {
-		if err := cw.Write([]string{f(j.Submit), j.Account, strconv.Itoa(j.GPUs), f(j.Duration), f(j.MinRuntime)}); err != nil {
+		res := "0"
+		if j.Resumable {
+			res = "1"
+		}
+		if err := cw.Write([]string{f(j.Submit), j.Account, strconv.Itoa(j.GPUs), f(j.Duration), f(j.MinRuntime), res}); err != nil {
 			return fmt.Errorf("write trace: %w", err)
 		}
 	}
@@ -176,7 +200,8 @@ func (o SyntheticOptions) withDefaults() SyntheticOptions {
 
 // Synthetic generates a heavy-tailed trace: power-of-two GPU counts with a
 // Zipf tail over size classes, Pareto runtimes, exponential gaps. Every
-// third job is allocated with a min runtime of a quarter of its duration.
+// third job is allocated with a min runtime of a quarter of its duration;
+// every second job is resumable.
 func Synthetic(o SyntheticOptions) ([]Job, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -212,6 +237,7 @@ func Synthetic(o SyntheticOptions) ([]Job, error) {
 		if i%3 == 0 {
 			j.MinRuntime = math.Round(j.Duration / 4)
 		}
+		j.Resumable = i%2 == 0 // half the jobs checkpoint
 		jobs[i] = j
 	}
 	return jobs, nil

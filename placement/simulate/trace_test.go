@@ -12,7 +12,7 @@ import (
 
 func TestParseTraceErrors(t *testing.T) {
 	t.Parallel()
-	h := simulate.Header + "\n"
+	h := simulate.HeaderV1 + "\n"
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "line 1: missing header"},
 		{"wrong header", "submit,account\n", "line 1: header must be"},
@@ -24,6 +24,8 @@ func TestParseTraceErrors(t *testing.T) {
 		{"min runtime above duration", h + "0,a,8,60,61\n", "line 2 column 5 (min_runtime_seconds)"},
 		{"submit goes back", h + "10,a,8,60,0\n5,a,8,60,0\n", "line 3 column 1 (submit_seconds)"},
 		{"NaN", h + "NaN,a,8,60,0\n", "line 2 column 1"},
+		{"bad resumable", simulate.Header + "\n0,a,8,60,0,maybe\n", "line 2 column 6 (resumable)"},
+		{"resumable row in a v1 trace", h + "0,a,8,60,0,1\n", "line 2: 6 fields, want 5"},
 	} {
 		_, err := simulate.ParseTrace(strings.NewReader(tc.in))
 		if !errors.Is(err, simulate.ErrTrace) || !strings.Contains(err.Error(), tc.want) {
@@ -117,5 +119,19 @@ func TestSyntheticLoad(t *testing.T) {
 	}
 	if _, err := simulate.Synthetic(simulate.SyntheticOptions{Jobs: 10, Load: 1}); err == nil {
 		t.Error("a load without a capacity was accepted")
+	}
+}
+
+// TestResumableColumn: the sixth column marks resumable work; a trace
+// without it (the first format) is all restartable.
+func TestResumableColumn(t *testing.T) {
+	t.Parallel()
+	jobs, err := simulate.ParseTrace(strings.NewReader(simulate.Header + "\n0,a,8,60,0,1\n0,a,8,60,0,0\n"))
+	if err != nil || !jobs[0].Resumable || jobs[1].Resumable {
+		t.Fatalf("jobs %+v, %v", jobs, err)
+	}
+	jobs, err = simulate.ParseTrace(strings.NewReader(simulate.HeaderV1 + "\n0,a,8,60,0\n"))
+	if err != nil || jobs[0].Resumable {
+		t.Fatalf("v1 jobs %+v, %v", jobs, err)
 	}
 }

@@ -17,7 +17,7 @@ func TestSimulateCmd(t *testing.T) {
 	dir := t.TempDir()
 	written := filepath.Join(dir, "written.csv")
 	badTrace := filepath.Join(dir, "bad.csv")
-	if err := os.WriteFile(badTrace, []byte(simulate.Header+"\n0,a,8,60,0\n0,a,eight,60,0\n"), 0o600); err != nil {
+	if err := os.WriteFile(badTrace, []byte(simulate.HeaderV1+"\n0,a,8,60,0\n0,a,eight,60,0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	small := []string{"--model", "small-tree", "--jobs", "200", "--max-gpus", "64", "--interarrival", "60"}
