@@ -176,13 +176,17 @@ func TestVictimProportionAndResumable(t *testing.T) {
 	t.Parallel()
 	g := model(t, "small-tree") // leaf1 gpu001-008, leaf2 gpu009-016, 8 GPUs each
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	recs := []Record{
-		// leaf1: one 64-GPU unallocated job
-		{Account: "a", Workload: "big", GPUs: 64, Nodes: hostnames("gpu%03d", 1, 8), Start: now.Add(-time.Hour)},
+	// leaf1: one 64-GPU unallocated job, reported as a record per node
+	// (as pods are): the guard weighs the whole workload, not 8 GPUs.
+	var recs []Record
+	for i := 1; i <= 8; i++ {
+		recs = append(recs, Record{Account: "a", Workload: "big", GPUs: 8, Nodes: []string{fmt.Sprintf("gpu%03d", i)}, Start: now.Add(-time.Hour)})
+	}
+	recs = append(recs, []Record{
 		// gpu009: two 4-GPU unallocated jobs; the resumable one started earlier
 		{Account: "a", Workload: "resumable", GPUs: 4, Nodes: []string{"gpu009"}, Start: now.Add(-3 * time.Hour), Resumable: true},
 		{Account: "a", Workload: "plain", GPUs: 4, Nodes: []string{"gpu009"}, Start: now.Add(-2 * time.Hour)},
-	}
+	}...)
 	for i := 10; i <= 16; i++ { // the rest of leaf2 full with 8-GPU jobs
 		recs = append(recs, Record{Account: "a", Workload: fmt.Sprintf("w%d", i), GPUs: 8, Nodes: []string{fmt.Sprintf("gpu%03d", i)}, Start: now.Add(-time.Hour)})
 	}

@@ -145,8 +145,16 @@ func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated 
 	p := &planner{c: c, st: st, req: req, cfg: cfg, need: req.Total(), avail: make([]int64, len(c.records)),
 		keyAfter: keyAfter, keys: map[string]float64{}, seen: map[string]bool{}, leafFree: map[int]int{}}
 	if allocated {
+		// A workload reported as several records (a pod per node) is
+		// preempted whole: the proportion guard weighs all of it.
+		size := map[[2]string]int{}
 		for _, ri := range c.running {
-			p.judge(ri)
+			r := &c.records[ri]
+			size[[2]string{r.Account, r.Workload}] += r.GPUs
+		}
+		for _, ri := range c.running {
+			r := &c.records[ri]
+			p.judge(ri, size[[2]string{r.Account, r.Workload}])
 		}
 	}
 	p.freeDoms = make([]bool, len(c.domains))
@@ -191,15 +199,16 @@ func (p *planner) ownerKey(acct string) (float64, bool) {
 	return k, !math.IsInf(k, -1)
 }
 
-// judge applies fairshare.md §9.3 to one running record: it is eligible
-// if it is another account's and is unallocated, has no budget, or its
+// judge applies fairshare.md §9.3 to one running record of a workload
+// of gpus GPUs in all: it is eligible if it is another account's, in
+// proportion to the request, and is unallocated, has no budget, or its
 // owner's key is below the requester's key after the job.
-func (p *planner) judge(ri int) {
+func (p *planner) judge(ri, gpus int) {
 	r := &p.c.records[ri]
 	if r.Account == p.req.Account {
 		return
 	}
-	if ratio := p.cfg.MaxVictimRatio; ratio > 0 && float64(r.GPUs) > ratio*float64(p.need) {
+	if ratio := p.cfg.MaxVictimRatio; ratio > 0 && float64(gpus) > ratio*float64(p.need) {
 		return // out of proportion to the request
 	}
 	if r.Allocated {
