@@ -43,10 +43,13 @@ type Cluster struct {
 	domainID []string
 	depth    int
 	gpus     int
-	recNodes [][]holding    // per record: (node index in rec, GPUs)
-	running  []int          // indexes of records placed on nodes
-	swTotal  []int          // GPUs under each switch
-	nodeIdx  map[string]int // node name to index
+	recNodes [][]holding // per record: (node index in rec, GPUs)
+	running  []int       // indexes of records placed on nodes
+	// size is, per record, the GPUs its workload holds in all: a
+	// workload reported as a record per node is one victim.
+	size    []int
+	swTotal []int          // GPUs under each switch
+	nodeIdx map[string]int // node name to index
 }
 
 // NewCluster places the running records (those with Nodes) on g at now.
@@ -113,11 +116,17 @@ func (c *Cluster) Occupy(records []Record, now time.Time) (*Cluster, error) {
 	for i := range o.nodes {
 		o.nodes[i].used, o.nodes[i].hold = 0, nil
 	}
+	places := 0
+	for ri := range records {
+		places += len(records[ri].Nodes)
+	}
+	flat := make([]holding, 0, places) // every recNodes entry, in one allocation
 	for ri := range records {
 		r := &records[ri]
 		if len(r.Nodes) == 0 || !r.Running(now) {
 			continue
 		}
+		first := len(flat)
 		per, extra := r.GPUs/len(r.Nodes), r.GPUs%len(r.Nodes)
 		for k, name := range r.Nodes {
 			ni, ok := o.nodeIdx[name]
@@ -134,9 +143,29 @@ func (c *Cluster) Occupy(records []Record, now time.Time) (*Cluster, error) {
 			}
 			n.used += g
 			n.hold = append(n.hold, holding{rec: ri, gpus: g})
-			o.recNodes[ri] = append(o.recNodes[ri], holding{rec: ni, gpus: g})
+			flat = append(flat, holding{rec: ni, gpus: g})
 		}
+		o.recNodes[ri] = flat[first:len(flat):len(flat)]
 		o.running = append(o.running, ri)
+	}
+	// size: each running record is numbered by its workload, and the
+	// workloads' GPUs summed.
+	o.size = make([]int, len(records))
+	group := make(map[[2]string]int, len(o.running))
+	var totals []int
+	for _, ri := range o.running {
+		k := [2]string{records[ri].Account, records[ri].Workload}
+		gi, ok := group[k]
+		if !ok {
+			gi = len(totals)
+			group[k] = gi
+			totals = append(totals, 0)
+		}
+		totals[gi] += records[ri].GPUs
+		o.size[ri] = gi
+	}
+	for _, ri := range o.running {
+		o.size[ri] = totals[o.size[ri]]
 	}
 	return &o, nil
 }

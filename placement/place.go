@@ -147,14 +147,8 @@ func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated 
 	if allocated {
 		// A workload reported as several records (a pod per node) is
 		// preempted whole: the proportion guard weighs all of it.
-		size := map[[2]string]int{}
 		for _, ri := range c.running {
-			r := &c.records[ri]
-			size[[2]string{r.Account, r.Workload}] += r.GPUs
-		}
-		for _, ri := range c.running {
-			r := &c.records[ri]
-			p.judge(ri, size[[2]string{r.Account, r.Workload}])
+			p.judge(ri, c.size[ri])
 		}
 	}
 	p.freeDoms = make([]bool, len(c.domains))

@@ -101,7 +101,7 @@ func TestShadow(t *testing.T) {
 	t.Parallel()
 	s := fourLeaves(t)
 	// Three jobs hold 14 of 16 nodes until 10, 20 and 30.
-	run := runHeap{
+	run := []running{
 		{end: 30, takes: []take{{0, 1}, {1, 1}, {2, 1}, {3, 1}}, per: 8},
 		{end: 10, takes: []take{{4, 1}, {5, 1}}, per: 8},
 		{end: 20, takes: []take{{8, 1}, {9, 1}, {10, 1}, {11, 1}, {12, 1}, {13, 1}, {14, 1}, {15, 1}}, per: 8},

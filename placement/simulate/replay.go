@@ -2,10 +2,8 @@ package simulate
 
 import (
 	"cmp"
-	"container/heap"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -44,6 +42,15 @@ type Options struct {
 	// Order is the queue order every policy gets: OrderSubmit (default)
 	// or OrderFairShare.
 	Order string
+	// Preempt lets the toposcope policy preempt running work for an
+	// allocated job that finds no free room, as the planner ranks it:
+	// unallocated work, or work past its min runtime whose account
+	// stands below the job's, in proportion to the job
+	// (placement.Config.MaxVictimRatio). Preempted work is queued again;
+	// resumable work resumes from its last checkpoint
+	// (placement.Config.CheckpointInterval), other work restarts. The
+	// baseline policies never preempt.
+	Preempt bool
 	// Progress, if set, is called after each event time with the number
 	// of jobs started so far and the number of jobs.
 	Progress func(started, total int)
@@ -54,13 +61,19 @@ const (
 	// OrderSubmit tries queued jobs in submit order.
 	OrderSubmit = "submit"
 	// OrderFairShare tries them by their account's Fair Tree FairShare,
-	// highest first (submit order among equals), recomputed at every
-	// event from the allocated GPU-seconds run so far in the last 7 days.
+	// highest first (submit order among equals), from the allocated
+	// GPU-seconds run in the last 7 days, recomputed every
+	// priorityCalcPeriod.
 	OrderFairShare = "fairshare"
 )
 
 // fairShareWindow is the usage window of OrderFairShare.
 const fairShareWindow = 7 * 24 * 3600.0
+
+// priorityCalcPeriod is how often, in simulated seconds, the fair-share
+// order and the preemption standings are recomputed: Slurm's
+// PriorityCalcPeriod default, 5 minutes.
+const priorityCalcPeriod = 300.0
 
 // ScopeNone is Options.Within for no constraint at all.
 const ScopeNone placement.Scope = "none"
@@ -72,40 +85,28 @@ func epoch(sec float64) time.Time { return epochBase.Add(secs(sec)) }
 
 func secs(sec float64) time.Duration { return time.Duration(sec * float64(time.Second)) }
 
-// tracker is a policy that follows starts and finishes.
+// tracker is a policy that follows starts and ends (finished or
+// preempted).
 type tracker interface {
 	started(s *state, j *Job, takes []take, per int, now float64)
-	finished(j *Job)
+	finished(j *Job, now float64)
 }
 
-// running is a started job, ordered by end time in a heap.
-type running struct {
-	end   float64
-	job   int
-	takes []take
-	per   int
+// preempter is a policy that may preempt running work for a job it
+// finds no free room for: it returns the takes and the jobs (IDs) to
+// preempt first, or nil takes.
+type preempter interface {
+	preempt(s *state, j *Job, sh shape, now float64) ([]take, []int, error)
 }
 
-type runHeap []running
-
-func (h runHeap) Len() int { return len(h) }
-func (h runHeap) Less(i, j int) bool {
-	return h[i].end < h[j].end || h[i].end == h[j].end && h[i].job < h[j].job
-}
-func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)   { *h = append(*h, x.(running)) }
-func (h *runHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// outcome is what happened to one job.
+// outcome is what happened to one job: its first start, where it last
+// ran, and how often it was preempted.
 type outcome struct {
+	started       bool
 	start         float64
 	nodes, leaves int
 	lca           int
+	preempted     int
 }
 
 // Run replays jobs (in submit order, as ParseTrace returns them) on g
@@ -139,7 +140,7 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	var pol chooser
 	switch policy {
 	case PolicyToposcope:
-		if pol, err = newToposcope(s, accounts); err != nil {
+		if pol, err = newToposcope(s, tree, o.Preempt); err != nil {
 			return nil, err
 		}
 	case PolicyFirstFit:
@@ -176,55 +177,105 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	default:
 		return nil, fmt.Errorf("%w: order %q: want %s or %s", ErrScenario, o.Order, OrderSubmit, OrderFairShare)
 	}
-	out, idle, err := replay(s, jobs, shapes, pol, policy, o.BackfillDepth, o.FIFO, order, o.Progress)
+	rp, err := newReplayer(s, jobs, shapes, pol, policy)
 	if err != nil {
 		return nil, err
 	}
-	r := report(s, jobs, out, idle, policy, tree)
-	r.Order = o.Order
+	rp.depth, rp.fifo, rp.order = o.BackfillDepth, o.FIFO, order
+	if o.Preempt {
+		rp.pre, _ = pol.(preempter)
+		rp.checkpoint = placement.DefaultConfig().CheckpointInterval.Seconds()
+	}
+	if err := rp.run(o.Progress); err != nil {
+		return nil, err
+	}
+	r := report(s, rp, policy, tree)
+	r.Order, r.Preempt = o.Order, rp.pre != nil
 	return r, nil
 }
 
 // fairOrder sorts the queue by Fair Tree standing.
 type fairOrder struct {
-	tree    *placement.Tree
-	acct    []int // per job, its account's tree index
-	started []int // started allocated jobs
-	own     []float64
+	tree *placement.Tree
+	acct []int // per job, its account's tree index
+	gpus []float64
+	segs []int // the runs of allocated jobs
+	own  []float64
+	// rank is each account's place by FairShare (0 first), computed at
+	// rankAt.
+	rank   []int
+	rankAt float64
+	fresh  bool
 }
 
 func newFairOrder(tree *placement.Tree, jobs []Job) *fairOrder {
-	f := &fairOrder{tree: tree, acct: make([]int, len(jobs)), own: make([]float64, len(tree.Accounts()))}
+	n := len(tree.Accounts())
+	f := &fairOrder{tree: tree, acct: make([]int, len(jobs)), gpus: make([]float64, len(jobs)), own: make([]float64, n),
+		rank: make([]int, n)}
 	for i, j := range jobs {
 		f.acct[i], _ = tree.Lookup(j.Account)
+		f.gpus[i] = float64(j.GPUs)
 	}
 	return f
 }
 
-// start records a started job.
-func (f *fairOrder) start(ji int, jobs []Job) {
-	if jobs[ji].MinRuntime > 0 {
-		f.started = append(f.started, ji)
+// start records run si of a job.
+func (f *fairOrder) start(si int, j *Job) {
+	if j.MinRuntime > 0 {
+		f.segs = append(f.segs, si)
 	}
 }
 
-// sort orders queue by FairShare at t, highest first, then submit order.
-func (f *fairOrder) sort(queue []int, jobs []Job, out []outcome, t float64) {
-	if len(queue) < 2 {
+// sort orders queue by FairShare, highest first, then submit order; the
+// FairShares are those of the last priorityCalcPeriod boundary. When
+// they did not change, queue[:sorted] is in order already and only the
+// jobs after it are put in place.
+func (f *fairOrder) sort(queue []int, sorted int, segs []seg, t float64) {
+	less := func(a, b int) int {
+		return cmp.Or(cmp.Compare(f.rank[f.acct[a]], f.rank[f.acct[b]]), cmp.Compare(a, b))
+	}
+	if !f.fresh || t >= f.rankAt+priorityCalcPeriod {
+		f.rerank(segs, t)
+		slices.SortFunc(queue, less)
 		return
 	}
+	for i := sorted; i < len(queue); i++ {
+		ji := queue[i]
+		at, _ := slices.BinarySearchFunc(queue[:i], ji, less)
+		copy(queue[at+1:i+1], queue[at:i])
+		queue[at] = ji
+	}
+}
+
+// rerank computes every account's FairShare at t and its place.
+func (f *fairOrder) rerank(segs []seg, t float64) {
 	clear(f.own)
 	from := t - fairShareWindow
-	for _, ji := range f.started {
-		j := &jobs[ji]
-		if ran := min(t, out[ji].start+j.Duration) - max(from, out[ji].start); ran > 0 {
-			f.own[f.acct[ji]] += float64(j.GPUs) * ran
+	kept := f.segs[:0]
+	for _, si := range f.segs {
+		sg := &segs[si]
+		if sg.end < from {
+			continue // out of the window for good: t only grows
+		}
+		kept = append(kept, si)
+		if ran := min(t, sg.end) - max(from, sg.start); ran > 0 {
+			f.own[f.acct[sg.job]] += f.gpus[sg.job] * ran
 		}
 	}
+	f.segs = kept
 	fs := f.tree.FairShares(f.own)
-	slices.SortStableFunc(queue, func(a, b int) int {
-		return cmp.Or(cmp.Compare(fs[f.acct[b]], fs[f.acct[a]]), cmp.Compare(a, b))
-	})
+	order := make([]int, len(fs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(fs[b], fs[a]) })
+	for place, a := range order {
+		f.rank[a] = place
+		if place > 0 && fs[a] == fs[order[place-1]] {
+			f.rank[a] = f.rank[order[place-1]] // equals keep submit order
+		}
+	}
+	f.rankAt, f.fresh = t, true
 }
 
 // idleGPUs integrates, over the arrival window (first to last submit),
@@ -244,117 +295,6 @@ func (d *idleGPUs) advance(t, w0, w1 float64) {
 		d.blockedSec += float64(d.lastBlock) * (hi - lo)
 	}
 	d.lastT = t
-}
-
-// replay is the event loop: at each event time the finishes, then the
-// submits, then the first depth queued jobs in submit order, each
-// started if the policy finds it room (with fifo, until one is not).
-func replay(s *state, jobs []Job, shapes []shape, pol chooser, name string, depth int, fifo bool, order *fairOrder,
-	progress func(int, int)) ([]outcome, idleGPUs, error) {
-	out := make([]outcome, len(jobs))
-	tr, _ := pol.(tracker)
-	h := &runHeap{}
-	var queue []int
-	next, events := 0, 0
-	var idle idleGPUs
-	w0, w1 := 0.0, 0.0
-	if len(jobs) > 0 {
-		w0, w1 = jobs[0].Submit, jobs[len(jobs)-1].Submit
-		idle.lastT = w0
-	}
-	for next < len(jobs) || len(queue) > 0 {
-		t := math.Inf(1)
-		if next < len(jobs) {
-			t = jobs[next].Submit
-		}
-		if h.Len() > 0 {
-			t = min(t, (*h)[0].end)
-		}
-		if math.IsInf(t, 1) {
-			j := jobs[queue[0]]
-			return nil, idle, fmt.Errorf("%w: policy %s cannot place job %d (%d GPUs) on the idle cluster", ErrScenario, name, j.ID, j.GPUs)
-		}
-		idle.advance(t, w0, w1)
-		for h.Len() > 0 && (*h)[0].end <= t {
-			r := heap.Pop(h).(running)
-			if err := s.apply(r.takes, r.per, -1); err != nil {
-				return nil, idle, err
-			}
-			if tr != nil {
-				tr.finished(&jobs[r.job])
-			}
-			events++
-		}
-		for next < len(jobs) && jobs[next].Submit <= t {
-			queue = append(queue, next)
-			next++
-			events++
-		}
-		if order != nil {
-			order.sort(queue, jobs, out, t)
-		}
-		kept := queue[:0]
-		shadow, reserved, known := math.Inf(1), -1, false
-		for qi, ji := range queue {
-			if qi >= depth {
-				kept = append(kept, queue[qi:]...)
-				break
-			}
-			j, sh := &jobs[ji], shapes[ji]
-			var takes []take
-			fits := s.fits(sh)
-			if fits && reserved >= 0 {
-				if !known {
-					shadow, known = s.shadow(*h, shapes[reserved]), true
-				}
-				fits = t+j.Duration <= shadow // else it would delay the oldest waiting job
-			}
-			if fits {
-				var err error
-				if takes, err = pol.choose(s, j, sh, t); err != nil {
-					return nil, idle, err
-				}
-			}
-			if takes == nil && fifo {
-				kept = append(kept, queue[qi:]...)
-				break
-			}
-			if takes == nil {
-				kept = append(kept, ji)
-				if reserved < 0 {
-					reserved = ji
-				}
-				continue
-			}
-			if err := s.check(takes, sh, name, j.ID); err != nil {
-				return nil, idle, err
-			}
-			if err := s.apply(takes, sh.per, 1); err != nil {
-				return nil, idle, err
-			}
-			if tr != nil {
-				tr.started(s, j, takes, sh.per, t)
-			}
-			o := outcome{start: t, nodes: len(takes)}
-			o.lca, o.leaves = s.lca(takes)
-			out[ji] = o
-			if order != nil {
-				order.start(ji, jobs)
-			}
-			heap.Push(h, running{end: t + j.Duration, job: ji, takes: takes, per: sh.per})
-		}
-		queue = kept
-		idle.lastPart, idle.lastBlock = s.partFree, 0
-		if len(queue) > 0 && jobs[queue[0]].GPUs <= s.free {
-			idle.lastBlock = s.free // the head fits by count, yet waits
-		}
-		if progress != nil {
-			progress(next-len(queue), len(jobs))
-		}
-	}
-	idle.advance(w1, w0, w1)
-	idle.events = events + h.Len() // the finishes still to come change nothing more
-	return out, idle, nil
 }
 
 // check rejects takes that do not add up to the job or, for a

@@ -54,7 +54,14 @@ type Report struct {
 	// delivered at least 95% of what they are owed (or owed nothing).
 	Accounts          []AccountReport `json:"accounts"`
 	AccountsAtLeast95 int             `json:"accountsAtLeast95"`
-	// Starts is each job's start, in seconds, by job ID.
+	// Preempt says whether the policy preempted (Options.Preempt);
+	// Preemptions counts the jobs stopped and queued again, and
+	// LostGPUHours the work they lost (since the last checkpoint for
+	// resumable work, the whole run for the rest).
+	Preempt      bool    `json:"preempt"`
+	Preemptions  int     `json:"preemptions"`
+	LostGPUHours float64 `json:"lostGPUHours"`
+	// Starts is each job's first start, in seconds, by job ID.
 	Starts []float64 `json:"-"`
 }
 
@@ -67,14 +74,15 @@ type AccountReport struct {
 	Ratio float64 `json:"deliveredOverOwed"`
 }
 
-func report(s *state, jobs []Job, out []outcome, idle idleGPUs, policy string, tree *placement.Tree) *Report {
-	r := &Report{Policy: policy, Jobs: len(jobs), Events: idle.events, Starts: make([]float64, len(jobs))}
+func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report {
+	jobs, out := rp.jobs, rp.out
+	r := &Report{Policy: policy, Jobs: len(jobs), Events: rp.idle.events, Starts: make([]float64, len(jobs)),
+		Preemptions: rp.preemptions, LostGPUHours: round2(rp.lostGPUSec / 3600)}
 	if len(jobs) == 0 {
 		return r
 	}
 	waits := make([]float64, len(jobs))
 	var spanSum, lcaSum, end float64
-	recs := make([]placement.Record, len(jobs))
 	for i, j := range jobs {
 		o := out[i]
 		r.Starts[i] = o.start
@@ -85,10 +93,21 @@ func report(s *state, jobs []Job, out []outcome, idle idleGPUs, policy string, t
 			spanSum += float64(o.leaves)
 			lcaSum += float64(o.lca)
 		}
-		end = max(end, o.start+j.Duration)
 		r.LargestJobGPUs = max(r.LargestJobGPUs, j.GPUs)
+	}
+	// One usage record per run: a preempted job's demand goes on from
+	// its preemption, its delivery only while it runs.
+	recs := make([]placement.Record, len(rp.segs))
+	demand := make([]float64, len(jobs)) // per job, when its demand resumed
+	for i := range jobs {
+		demand[i] = jobs[i].Submit
+	}
+	for i, sg := range rp.segs {
+		j := &jobs[sg.job]
+		end = max(end, sg.end)
 		recs[i] = placement.Record{Account: j.Account, Workload: fmt.Sprint(j.ID), GPUs: j.GPUs,
-			Submit: epoch(j.Submit), Start: epoch(o.start), End: epoch(o.start + j.Duration), Allocated: j.MinRuntime > 0}
+			Submit: epoch(demand[sg.job]), Start: epoch(sg.start), End: epoch(sg.end), Allocated: j.MinRuntime > 0}
+		demand[sg.job] = sg.end
 	}
 	r.WaitMean /= float64(len(jobs))
 	if r.MultiNodeJobs > 0 {
@@ -112,14 +131,14 @@ func report(s *state, jobs []Job, out []outcome, idle idleGPUs, policy string, t
 	}
 	if w1 > w0 {
 		var gpuSec float64
-		for i, j := range jobs {
-			gpuSec += float64(j.GPUs) * max(0, min(w1, out[i].start+j.Duration)-max(w0, out[i].start))
+		for _, sg := range rp.segs {
+			gpuSec += float64(jobs[sg.job].GPUs) * max(0, min(w1, sg.end)-max(w0, sg.start))
 		}
 		r.Occupancy = gpuSec / (float64(s.gpus) * (w1 - w0))
 	}
 	if jw := jobs[len(jobs)-1].Submit - w0; jw > 0 {
-		r.PartNodeFreeGPUs = round2(idle.partSec / jw)
-		r.HeadBlockedFreeGPUs = round2(idle.blockedSec / jw)
+		r.PartNodeFreeGPUs = round2(rp.idle.partSec / jw)
+		r.HeadBlockedFreeGPUs = round2(rp.idle.blockedSec / jw)
 	}
 	window := time.Duration(math.Ceil(r.SpanSeconds/3600)) * time.Hour
 	owed, delivered := placement.OwedDelivered(tree, recs, epoch(end), window, s.gpus)
@@ -149,11 +168,20 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 // delivered/owed per account and policy.
 func WriteTable(w io.Writer, reports []*Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tpart-node free\thead-blocked free\taccounts ≥95%\t")
+	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt })
+	head := "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tpart-node free\thead-blocked free\taccounts ≥95%\t"
+	if preempt {
+		head += "preempted\tlost GPU-h\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t%.1f\t%.1f\t%d/%d\t\n", r.Policy, r.Jobs, r.MultiNodeJobs,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t%.1f\t%.1f\t%d/%d\t", r.Policy, r.Jobs, r.MultiNodeJobs,
 			r.MeanLeafSpan, r.MeanLCALevel, dur(r.WaitP50), dur(r.WaitP90), dur(r.LargestJobWait), 100*r.Occupancy,
 			r.PartNodeFreeGPUs, r.HeadBlockedFreeGPUs, r.AccountsAtLeast95, len(r.Accounts))
+		if preempt {
+			fmt.Fprintf(tw, "%d\t%.0f\t", r.Preemptions, r.LostGPUHours)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

@@ -1,7 +1,7 @@
 package simulate
 
 import (
-	"cmp"
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -225,12 +225,14 @@ func (s *state) caps(per int) capCache {
 // shadow returns when a job of shape sh could start by capacity if the
 // running jobs end as planned and nothing else starts: EASY backfill's
 // reservation for the oldest waiting job. It is +Inf when never.
-func (s *state) shadow(run runHeap, sh shape) float64 {
-	jobs := append(s.scratch.run[:0], run...)
-	slices.SortFunc(jobs, func(a, b running) int { return cmp.Compare(a.end, b.end) })
+func (s *state) shadow(run []running, sh shape) float64 {
+	// A heap of the running jobs, popped by end until the job fits:
+	// usually a few pops, not a sort of them all.
+	h := runHeap(append(s.scratch.run[:0], run...))
+	heap.Init(&h)
 	free := append(s.scratch.free[:0], make([]int, len(s.nodes))...)
 	groups := append(s.scratch.groups[:0], make([]int, len(s.groups))...)
-	s.scratch.run, s.scratch.free, s.scratch.groups = jobs, free, groups
+	s.scratch.run, s.scratch.free, s.scratch.groups = h, free, groups
 	total := 0
 	for i := range s.nodes {
 		free[i] = s.nodes[i].free
@@ -240,7 +242,8 @@ func (s *state) shadow(run runHeap, sh shape) float64 {
 			groups[g] += p
 		}
 	}
-	for _, r := range jobs {
+	for h.Len() > 0 {
+		r := heap.Pop(&h).(running)
 		for _, t := range r.takes {
 			before := free[t.node] / sh.per
 			free[t.node] += t.pods * r.per

@@ -24,7 +24,7 @@ type simulateOptions struct {
 	model, trace, writeTrace, budgets, within, order string
 	policies                                         []string
 	synth                                            simulate.SyntheticOptions
-	fifo, asJSON                                     bool
+	fifo, asJSON, preempt                            bool
 	progressOut                                      func() io.Writer
 }
 
@@ -60,6 +60,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.StringVar(&o.within, "within", "leaf", "jobs that fit one leaf (or NVLink domain) must start in one: leaf, domain or none")
 	f.BoolVar(&o.fifo, "fifo", false, "no backfill: the oldest waiting job blocks the queue")
 	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing recomputed at every event)")
+	f.BoolVar(&o.preempt, "preempt", false, "the toposcope policy preempts unallocated or over-served work past its min runtime for allocated jobs (the baselines never preempt)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
 	return cmd
@@ -90,7 +91,7 @@ func runSimulate(env *Env, o *simulateOptions) error {
 			return err
 		}
 	}
-	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order}
+	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order, Preempt: o.preempt}
 	if o.budgets != "" {
 		b, err := readYAML(o.budgets, placement.ParseBudgets)
 		if err != nil {

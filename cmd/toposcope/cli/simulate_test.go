@@ -28,6 +28,8 @@ func TestSimulateCmd(t *testing.T) {
 		want  []string
 	}{
 		{name: "table", args: small, want: []string{"mean leaf span", "toposcope", "firstfit", "bestfit", "slurm-tree", "delivered/owed", "acct03"}},
+		{name: "preempt", args: append([]string{"--preempt", "--order", "fairshare", "--load", "1.5", "--policies", "toposcope,bestfit"}, small...),
+			want: []string{"preempted", "lost GPU-h"}},
 		{name: "write-trace", args: append([]string{"--write-trace", written, "--policies", "firstfit"}, small...), want: []string{"firstfit"}},
 		{name: "bad-trace", args: []string{"--trace", badTrace}, usage: true, want: []string{"bad.csv", "line 3 column 3 (gpus)"}},
 		{name: "bad-policy", args: append([]string{"--policies", "random"}, small...), usage: true, want: []string{`policy "random"`}},
