@@ -187,12 +187,14 @@ func (r *replayer) schedule(t float64) error {
 		var takes []take
 		var victims []int
 		fits, held := s.fits(sh), false
-		if fits && reserved >= 0 {
+		if reserved >= 0 && (fits || r.pre != nil) {
 			if !known {
 				shadow, known = s.shadow(r.liveRuns(), r.shapes[reserved]), true
 			}
-			held = t+r.left[ji] > shadow // it would delay the oldest waiting job
-			fits = !held
+			// It would delay the oldest waiting job, whether it starts
+			// on free GPUs or by preemption.
+			held = t+r.left[ji] > shadow
+			fits = fits && !held
 		}
 		if fits {
 			var err error
