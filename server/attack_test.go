@@ -3,9 +3,11 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toposcope/toposcope/internal/registry"
@@ -219,5 +221,54 @@ func TestBuildInfoMetric(t *testing.T) {
 	w := s.do(http.MethodGet, "/metrics", "")
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `toposcope_build_info{goversion="go`) {
 		t.Fatalf("/metrics = %d, lacks toposcope_build_info", w.Code)
+	}
+}
+
+// TestAttackNebiusKeys: with the nebius provider configured (a saved
+// answer, so that the provider builds and its keys are looked at), a
+// request that sets a key naming a URL, a credentials file or a
+// fabricated answer is refused with 403 naming it, in toposcope's and in
+// Topograph's vocabulary (both call the provider "nebius"), also when it
+// brings a service account key to sign with; the hosts it names are
+// never contacted. The provider's request key (region) is accepted.
+func TestAttackNebiusKeys(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	t.Cleanup(canary.Close)
+	s := newStack(t, stackOpts{provider: "nebius",
+		params: "project: p1\nmetadataURL: '-'\nsnapshot: [{id: i-1, path: [s1, s2, s3]}]\n"})
+	saKey := `"creds":{"serviceAccountId":"sa-1","publicKeyId":"k-1","privateKey":"-----BEGIN PRIVATE KEY-----"}`
+	for _, tt := range []struct{ params, creds, field string }{
+		{`{"tokenURL":"` + canary.URL + `/token"}`, saKey, "provider.params.tokenURL"},
+		{`{"metadataURL":"` + canary.URL + `"}`, "", "provider.params.metadataURL"},
+		{`{"url":"` + canary.URL + `"}`, `"creds":{"token":"t"}`, "provider.params.url"},
+		{`{"credentialsFile":"/etc/shadow"}`, "", "provider.params.credentialsFile"},
+		{`{"credentialsFile":"../../root/.nebius/credentials.json"}`, "", "provider.params.credentialsFile"},
+		{`{"snapshot":[{"id":"i-1","path":["evil","evil","evil"]}]}`, "", "provider.params.snapshot"},
+		{`{"tokenFile":"/var/run/secrets/token"}`, "", "provider.params.tokenFile"},
+	} {
+		body := `{"provider":{"name":"nebius","params":` + tt.params
+		if tt.creds != "" {
+			body += "," + tt.creds
+		}
+		body += `},"engine":{"name":"slurm"}}`
+		w := s.do(http.MethodPost, "/v1/generate", body)
+		if w.Code != http.StatusForbidden || errorOf(t, w).Field != tt.field {
+			t.Errorf("%s = %d %s, want 403 on %s", tt.params, w.Code, w.Body, tt.field)
+		}
+		if strings.Contains(w.Body.String(), "PRIVATE KEY") {
+			t.Errorf("the answer echoes the key: %s", w.Body)
+		}
+	}
+	if w := s.do(http.MethodPost, "/v1/generate", `{"provider":{"name":"nebius","params":{"region":"eu-north1"}},"engine":{"name":"slurm"}}`); w.Code != http.StatusAccepted {
+		t.Errorf("a request key of nebius = %d %s, want 202", w.Code, w.Body)
+	}
+	s.reqs.Close()
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the canary host was contacted %d times: a request chose a URL", n)
 	}
 }

@@ -30,6 +30,24 @@ var capabilities = []string{
 	"password", "passwordFile", "token", "tokenFile", "username", "auth",
 	"kubeconfig", "context", "reconfigure", "mode", "namespace", "configMap",
 	"sources", "snapshot", "reports", "tenancy", "project", "organization", "workspaceId",
+	"tokenURL", "metadataURL", "path",
+}
+
+// capabilitySuffixes mark a key as a capability by its name, so that a key
+// added later (fooURL, barFile, bazCommand) is caught without being listed.
+var capabilitySuffixes = []string{"URL", "Url", "Endpoint", "File", "Command", "Dir", "Path", "Kubeconfig"}
+
+// isCapability reports whether key names a capability.
+func isCapability(key string) bool {
+	if slices.Contains(capabilities, key) {
+		return true
+	}
+	for _, suf := range capabilitySuffixes {
+		if strings.HasSuffix(key, suf) {
+			return true
+		}
+	}
+	return false
 }
 
 // spec is one plugin's parameter keys.
@@ -66,7 +84,7 @@ func TestRequestKeys(t *testing.T) {
 				if !slices.Contains(s.params.Keys, k) {
 					t.Errorf("request key %q is not a key", k)
 				}
-				if slices.Contains(capabilities, k) {
+				if isCapability(k) {
 					t.Errorf("request key %q names a capability: only the operator may set it", k)
 				}
 			}
@@ -96,6 +114,42 @@ func TestRequestKeys(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCapabilityKeysOperatorOnly names the keys that name a command, a
+// file, a URL or a fabricated answer of the providers that have them:
+// each is a key of its plugin, a capability by the rules above, and not
+// a request key (a nested key such as snapshot[].path comes only with its
+// parent).
+func TestCapabilityKeysOperatorOnly(t *testing.T) {
+	t.Parallel()
+	specs := map[string]config.ParamSpec{}
+	for _, s := range allSpecs() {
+		specs[s.kind+"/"+s.name] = s.params
+	}
+	for _, tc := range []struct{ plugin, key string }{
+		{"provider/nebius", "credentialsFile"},
+		{"provider/nebius", "tokenURL"},
+		{"provider/nebius", "metadataURL"},
+		{"provider/nebius", "snapshot"},
+		{"provider/nebius", "url"},
+		{"provider/aws", "credentialsFile"},
+		{"provider/gcp", "credentialsFile"},
+		{"provider/slurm-nodes", "command"},
+		{"provider/infiniband", "command"},
+		{"provider/nvlink", "command"},
+		{"engine/slurm", "reconfigureCommand"},
+	} {
+		ps, ok := specs[tc.plugin]
+		switch {
+		case !ok:
+			t.Errorf("%s is not registered", tc.plugin)
+		case !slices.Contains(ps.Keys, tc.key):
+			t.Errorf("%s has no key %q", tc.plugin, tc.key)
+		case ps.Allows(tc.key) || !isCapability(tc.key):
+			t.Errorf("%s %s: a request may set it (%v) or it is no capability (%v)", tc.plugin, tc.key, ps.Allows(tc.key), isCapability(tc.key))
+		}
 	}
 }
 
