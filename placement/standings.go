@@ -112,6 +112,30 @@ func ComputeIndexed(t *Tree, records []Record, idx []int32, now time.Time, capac
 	return s, nil
 }
 
+// ComputeOwn returns the standings from each account's own allocated
+// GPU-seconds in the window, indexed as t.Accounts(), for a caller that
+// keeps that usage itself rather than as records. Classic mode needs the
+// decayed usage of records and is refused; owed and delivered GPU-hours
+// are left zero.
+func ComputeOwn(t *Tree, own []float64, now time.Time, capacity int, cfg Config) (*Standings, error) {
+	if len(own) != len(t.accounts) {
+		return nil, fmt.Errorf("%w: %d usages for %d accounts", ErrInvalid, len(own), len(t.accounts))
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == ModeClassic {
+		return nil, fmt.Errorf("%w: classic mode needs the records' decayed usage", ErrInvalid)
+	}
+	if capacity < 0 {
+		return nil, fmt.Errorf("%w: capacity must not be negative", ErrInvalid)
+	}
+	s := &Standings{Now: now, Mode: cfg.Mode, Window: cfg.Window, CapacityGPUs: capacity, tree: t, cfg: cfg,
+		own: slices.Clone(own), decayed: make([]float64, len(own))}
+	s.Accounts = s.evaluate(s.own, s.decayed)
+	return s, nil
+}
+
 // evaluate computes every mode's values from own usages.
 func (s *Standings) evaluate(own, decayed []float64) []Standing {
 	t := s.tree

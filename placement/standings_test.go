@@ -141,3 +141,56 @@ func TestSpreadPartialHours(t *testing.T) {
 		})
 	}
 }
+
+// TestComputeOwn: standings from each account's own usage equal those
+// Compute gives from the records behind that usage, in fairtree and
+// window modes; classic mode, which needs decayed usage, is refused.
+func TestComputeOwn(t *testing.T) {
+	t.Parallel()
+	b, err := ParseBudgets([]byte("accounts:\n- name: a\n  shares: 2\n- name: b\n- name: c\n  children: [{name: c1}, {name: c2, shares: 3}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := NewTree(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Account: "a", GPUs: 8, Start: now.Add(-5 * time.Hour), End: now.Add(-time.Hour), Allocated: true},
+		{Account: "c1", GPUs: 16, Start: now.Add(-2 * time.Hour), Allocated: true},
+		{Account: "c2", GPUs: 4, Start: now.Add(-8 * 24 * time.Hour), End: now.Add(-6 * 24 * time.Hour), Allocated: true},
+	}
+	own := make([]float64, len(tree.Accounts()))
+	own[1] = 8 * 4 * 3600 // a
+	i, _ := tree.Lookup("c1")
+	own[i] = 16 * 2 * 3600
+	i, _ = tree.Lookup("c2")
+	own[i] = 4 * 24 * 3600 // the day inside the 7-day window
+	for _, mode := range []Mode{ModeFairTree, ModeWindow} {
+		cfg := DefaultConfig()
+		cfg.Mode = mode
+		want, err := Compute(tree, recs, now, 64, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ComputeOwn(tree, own, now, 64, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range want.Accounts {
+			w, g := want.Accounts[k], got.Accounts[k]
+			if math.Abs(w.Key-g.Key) > 1e-9 || w.Rank != g.Rank || math.Abs(w.UsageRaw-g.UsageRaw) > 1e-6 {
+				t.Errorf("%s %s: key %v rank %d usage %v; Compute gives %v, %d, %v", mode, w.Account, g.Key, g.Rank, g.UsageRaw, w.Key, w.Rank, w.UsageRaw)
+			}
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Mode = ModeClassic
+	if _, err := ComputeOwn(tree, own, now, 64, cfg); !errors.Is(err, ErrInvalid) {
+		t.Errorf("classic: err = %v, want ErrInvalid", err)
+	}
+	if _, err := ComputeOwn(tree, own[:2], now, 64, DefaultConfig()); !errors.Is(err, ErrInvalid) {
+		t.Errorf("short usage: err = %v, want ErrInvalid", err)
+	}
+}

@@ -52,6 +52,7 @@ type replayer struct {
 	depth  int
 	fifo   bool
 	order  *fairOrder
+	usage  *windowUsage // nil unless the order or the policy ranks by usage
 	// checkpoint is how often resumable work checkpoints, in seconds.
 	checkpoint float64
 
@@ -75,11 +76,14 @@ type replayer struct {
 	liveScratch []running
 }
 
-func newReplayer(s *state, jobs []Job, shapes []shape, pol chooser, name string) (*replayer, error) {
-	r := &replayer{s: s, jobs: jobs, shapes: shapes, pol: pol, name: name,
+func newReplayer(s *state, jobs []Job, shapes []shape, pol chooser, name string, usage *windowUsage) (*replayer, error) {
+	r := &replayer{s: s, jobs: jobs, shapes: shapes, pol: pol, name: name, usage: usage,
 		gen: make([]int, len(jobs)), runs: make([]running, len(jobs)), cur: make([]int, len(jobs)),
 		left: make([]float64, len(jobs)), out: make([]outcome, len(jobs)), byID: make(map[int]int, len(jobs))}
 	r.tr, _ = pol.(tracker)
+	if usage != nil {
+		usage.runs = &r.segs
+	}
 	for i := range jobs {
 		r.cur[i], r.left[i] = -1, jobs[i].Duration
 		if _, dup := r.byID[jobs[i].ID]; dup {
@@ -128,7 +132,7 @@ func (r *replayer) run(progress func(int, int)) error {
 			events++
 		}
 		if r.order != nil {
-			r.order.sort(r.queue, r.sorted, r.segs, t)
+			r.order.sort(r.queue, r.sorted, t)
 		}
 		if err := r.schedule(t); err != nil {
 			return err
@@ -163,7 +167,7 @@ func (r *replayer) finishDue(t float64) (int, error) {
 			return n, err
 		}
 		if r.tr != nil {
-			r.tr.finished(&r.jobs[e.job], e.end)
+			r.tr.finished(&r.jobs[e.job])
 		}
 		r.segs[r.cur[e.job]].end = e.end
 		r.cur[e.job] = -1
@@ -264,8 +268,8 @@ func (r *replayer) start(ji int, takes []take, t float64) error {
 	o.nodes = len(takes)
 	o.lca, o.leaves = r.s.lca(takes)
 	r.cur[ji] = len(r.segs)
-	if r.order != nil {
-		r.order.start(len(r.segs), j)
+	if r.usage != nil {
+		r.usage.start(len(r.segs), j)
 	}
 	r.segs = append(r.segs, seg{job: ji, start: t, end: math.Inf(1)})
 	e := running{end: t + r.left[ji], job: ji, takes: takes, per: sh.per, gen: r.gen[ji]}
@@ -288,7 +292,7 @@ func (r *replayer) preemptJob(v int, t float64) error {
 		return err
 	}
 	if r.tr != nil {
-		r.tr.finished(j, t)
+		r.tr.finished(j)
 	}
 	sg := &r.segs[r.cur[v]]
 	sg.end = t

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -89,7 +88,7 @@ func secs(sec float64) time.Duration { return time.Duration(sec * float64(time.S
 // preempted).
 type tracker interface {
 	started(s *state, j *Job, takes []take, per int, now float64)
-	finished(j *Job, now float64)
+	finished(j *Job)
 }
 
 // preempter is a policy that may preempt running work for a job it
@@ -137,10 +136,18 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 			return nil, fmt.Errorf("%w: account %q of the trace has no budget", ErrScenario, a)
 		}
 	}
+	var usage *windowUsage // what the fair-share order and preemption rank by
+	if o.Order == OrderFairShare || o.Preempt {
+		usage = newWindowUsage(tree, jobs)
+	}
 	var pol chooser
 	switch policy {
 	case PolicyToposcope:
-		if pol, err = newToposcope(s, tree, o.Preempt); err != nil {
+		var own *windowUsage
+		if o.Preempt {
+			own = usage
+		}
+		if pol, err = newToposcope(s, tree, own); err != nil {
 			return nil, err
 		}
 	case PolicyFirstFit:
@@ -173,11 +180,11 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	case "", OrderSubmit:
 		o.Order = OrderSubmit
 	case OrderFairShare:
-		order = newFairOrder(tree, jobs)
+		order = newFairOrder(tree, usage)
 	default:
 		return nil, fmt.Errorf("%w: order %q: want %s or %s", ErrScenario, o.Order, OrderSubmit, OrderFairShare)
 	}
-	rp, err := newReplayer(s, jobs, shapes, pol, policy)
+	rp, err := newReplayer(s, jobs, shapes, pol, policy, usage)
 	if err != nil {
 		return nil, err
 	}
@@ -192,90 +199,6 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	r := report(s, rp, policy, tree)
 	r.Order, r.Preempt = o.Order, rp.pre != nil
 	return r, nil
-}
-
-// fairOrder sorts the queue by Fair Tree standing.
-type fairOrder struct {
-	tree *placement.Tree
-	acct []int // per job, its account's tree index
-	gpus []float64
-	segs []int // the runs of allocated jobs
-	own  []float64
-	// rank is each account's place by FairShare (0 first), computed at
-	// rankAt.
-	rank   []int
-	rankAt float64
-	fresh  bool
-}
-
-func newFairOrder(tree *placement.Tree, jobs []Job) *fairOrder {
-	n := len(tree.Accounts())
-	f := &fairOrder{tree: tree, acct: make([]int, len(jobs)), gpus: make([]float64, len(jobs)), own: make([]float64, n),
-		rank: make([]int, n)}
-	for i, j := range jobs {
-		f.acct[i], _ = tree.Lookup(j.Account)
-		f.gpus[i] = float64(j.GPUs)
-	}
-	return f
-}
-
-// start records run si of a job.
-func (f *fairOrder) start(si int, j *Job) {
-	if j.MinRuntime > 0 {
-		f.segs = append(f.segs, si)
-	}
-}
-
-// sort orders queue by FairShare, highest first, then submit order; the
-// FairShares are those of the last priorityCalcPeriod boundary. When
-// they did not change, queue[:sorted] is in order already and only the
-// jobs after it are put in place.
-func (f *fairOrder) sort(queue []int, sorted int, segs []seg, t float64) {
-	less := func(a, b int) int {
-		return cmp.Or(cmp.Compare(f.rank[f.acct[a]], f.rank[f.acct[b]]), cmp.Compare(a, b))
-	}
-	if !f.fresh || t >= f.rankAt+priorityCalcPeriod {
-		f.rerank(segs, t)
-		slices.SortFunc(queue, less)
-		return
-	}
-	for i := sorted; i < len(queue); i++ {
-		ji := queue[i]
-		at, _ := slices.BinarySearchFunc(queue[:i], ji, less)
-		copy(queue[at+1:i+1], queue[at:i])
-		queue[at] = ji
-	}
-}
-
-// rerank computes every account's FairShare at t and its place.
-func (f *fairOrder) rerank(segs []seg, t float64) {
-	clear(f.own)
-	from := t - fairShareWindow
-	kept := f.segs[:0]
-	for _, si := range f.segs {
-		sg := &segs[si]
-		if sg.end < from {
-			continue // out of the window for good: t only grows
-		}
-		kept = append(kept, si)
-		if ran := min(t, sg.end) - max(from, sg.start); ran > 0 {
-			f.own[f.acct[sg.job]] += f.gpus[sg.job] * ran
-		}
-	}
-	f.segs = kept
-	fs := f.tree.FairShares(f.own)
-	order := make([]int, len(fs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(fs[b], fs[a]) })
-	for place, a := range order {
-		f.rank[a] = place
-		if place > 0 && fs[a] == fs[order[place-1]] {
-			f.rank[a] = f.rank[order[place-1]] // equals keep submit order
-		}
-	}
-	f.rankAt, f.fresh = t, true
 }
 
 // idleGPUs integrates, over the arrival window (first to last submit),

@@ -13,9 +13,9 @@ import (
 // toposcope ranks candidates with placement.Place on the cluster as it
 // is and takes the best of free GPUs. Without preemption its standings
 // are fixed: they do not change which free GPUs rank best. With it, the
-// standings are computed at each decision from the allocated work run
-// in the window, and a job that finds no free room takes the best
-// candidate that frees GPUs by preemption ("free+reclaimable").
+// standings come from the allocated work run in the window (recomputed
+// every priorityCalcPeriod), and a job that finds no free room takes the
+// best candidate that frees GPUs by preemption ("free+reclaimable").
 type toposcope struct {
 	cfg     placement.Config
 	tree    *placement.Tree
@@ -31,12 +31,9 @@ type toposcope struct {
 	occupied   *placement.Cluster
 	occupiedAt float64
 
-	preempting bool
-	// usage holds a record per run of allocated work that may still be
-	// in the window; usageOf maps a running job to its record.
-	usage    []placement.Record
-	usageJob []int // per usage record, its job ID
-	usageOf  map[int]int
+	// usage is the replay's usage in the window; nil when not
+	// preempting.
+	usage *windowUsage
 	// failed holds, per account and shape, the shortest job that found
 	// no room by preemption on the cluster of failedVersion at failedAt.
 	failed        map[failKey]float64
@@ -48,7 +45,7 @@ type toposcope struct {
 	stFresh bool
 }
 
-func newToposcope(s *state, tree *placement.Tree, preempt bool) (*toposcope, error) {
+func newToposcope(s *state, tree *placement.Tree, usage *windowUsage) (*toposcope, error) {
 	cfg := placement.DefaultConfig()
 	cfg.MaxCandidates = 1
 	st, err := placement.Compute(tree, nil, epoch(0), s.gpus, cfg)
@@ -60,7 +57,7 @@ func newToposcope(s *state, tree *placement.Tree, preempt bool) (*toposcope, err
 		return nil, err
 	}
 	p := &toposcope{cfg: cfg, tree: tree, gpus: s.gpus, st: st, base: base, index: make(map[string]int, len(s.nodes)),
-		preempting: preempt, usageOf: map[int]int{}, failed: map[failKey]float64{}}
+		usage: usage, failed: map[failKey]float64{}}
 	for i, n := range s.nodes {
 		p.index[n.name] = i
 	}
@@ -74,7 +71,7 @@ func (p *toposcope) started(s *state, j *Job, takes []take, per int, now float64
 	rec := placement.Record{Account: j.Account, Workload: strconv.Itoa(j.ID), Start: epoch(now),
 		Allocated: j.MinRuntime > 0, MinRuntime: secs(j.MinRuntime), Resumable: j.Resumable}
 	sorted := slices.SortedStableFunc(slices.Values(takes), func(a, b take) int { return cmp.Compare(b.pods, a.pods) })
-	if sorted[0].pods-sorted[len(sorted)-1].pods <= 1 {
+	if (sorted[0].pods-sorted[len(sorted)-1].pods)*per <= 1 { // GPUs per node differ by at most one
 		r := rec
 		for _, t := range sorted {
 			r.Nodes = append(r.Nodes, s.nodes[t.node].name)
@@ -89,15 +86,10 @@ func (p *toposcope) started(s *state, j *Job, takes []take, per int, now float64
 		}
 	}
 	p.occupied = nil
-	if p.preempting && rec.Allocated {
-		p.usageOf[j.ID] = len(p.usage)
-		p.usage = append(p.usage, placement.Record{Account: j.Account, GPUs: j.GPUs, Start: rec.Start, Allocated: true})
-		p.usageJob = append(p.usageJob, j.ID)
-	}
 }
 
-// finished drops a job's records: it ended or was preempted at now.
-func (p *toposcope) finished(j *Job, now float64) {
+// finished drops a job's records: it ended or was preempted.
+func (p *toposcope) finished(j *Job) {
 	k := 0
 	for i := range p.records {
 		if p.owner[i] != j.ID {
@@ -107,10 +99,6 @@ func (p *toposcope) finished(j *Job, now float64) {
 	}
 	p.records, p.owner, p.size = p.records[:k], p.owner[:k], p.size[:k]
 	p.occupied = nil
-	if ui, ok := p.usageOf[j.ID]; ok {
-		p.usage[ui].End = epoch(now)
-		delete(p.usageOf, j.ID)
-	}
 }
 
 // request is the placement request of a job.
@@ -247,26 +235,13 @@ func (p *toposcope) place(s *state, j *Job, req placement.Request, sh shape, st 
 	return nil, nil, nil
 }
 
-// standings returns the standings at now from the allocated work run in
-// the window, dropping records that ended before it.
+// standings returns the standings from the allocated work run in the
+// window, recomputed every priorityCalcPeriod.
 func (p *toposcope) standings(now float64) (*placement.Standings, error) {
 	if p.stFresh && now < p.stAt+priorityCalcPeriod {
 		return p.st, nil
 	}
-	from := epoch(now).Add(-p.cfg.Window)
-	k := 0
-	for i, r := range p.usage {
-		if !r.End.IsZero() && r.End.Before(from) {
-			continue
-		}
-		if r.End.IsZero() {
-			p.usageOf[p.usageJob[i]] = k
-		}
-		p.usage[k], p.usageJob[k] = r, p.usageJob[i]
-		k++
-	}
-	p.usage, p.usageJob = p.usage[:k], p.usageJob[:k]
-	st, err := placement.Compute(p.tree, p.usage, epoch(now), p.gpus, p.cfg)
+	st, err := placement.ComputeOwn(p.tree, p.usage.at(now), epoch(now), p.gpus, p.cfg)
 	if err != nil {
 		return nil, err
 	}
