@@ -232,21 +232,19 @@ func (p *planner) reason(ri int) string {
 		when = "protected until " + at.UTC().Format(time.RFC3339) + ", reclaimable then"
 		extra = "; " + when
 	}
+	res := ""
 	if r.Resumable {
-		extra += fmt.Sprintf("; resumable: loses at most %s since its last checkpoint", p.cfg.CheckpointInterval)
+		res = fmt.Sprintf("; resumable: loses at most %s since its last checkpoint", p.cfg.CheckpointInterval)
 	}
 	if !r.Allocated {
-		return "unallocated (free, always preemptible)" + extra
+		return "unallocated (free, always preemptible)" + extra + res
 	}
 	k, ok := p.ownerKey(r.Account)
 	if !ok {
-		return "account has no budget" + extra
+		return "account has no budget" + extra + res
 	}
-	if r.Resumable {
-		when += fmt.Sprintf("; resumable: loses at most %s since its last checkpoint", p.cfg.CheckpointInterval)
-	}
-	return fmt.Sprintf("allocated, %s; owner %s %s key %.4g < requester's %.4g after the job",
-		when, r.Account, p.st.Mode, k, p.keyAfter)
+	return fmt.Sprintf("allocated, %s%s; owner %s %s key %.4g < requester's %.4g after the job",
+		when, res, r.Account, p.st.Mode, k, p.keyAfter)
 }
 
 // capacities fills nodeCap for class: the GPUs the job may use per node.
