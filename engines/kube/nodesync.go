@@ -110,42 +110,27 @@ func (p *NodePlan) Write(ctx context.Context, res *Result) error {
 	return nil
 }
 
-// Plan lists the nodes page by page and computes the patches, adding
-// them to res (Changed, Unchanged, Refused, Changes, Warnings). It writes
-// nothing.
-func (w NodeWriter) Plan(ctx context.Context, g *topology.Graph, spec NodeSpec, res *Result) (*NodePlan, error) {
+// PlacedNodes lists the Kubernetes nodes (label selector, paged) and
+// calls placed for each with the graph node it matches; a node that
+// matches none, or that placed rejects, is added to res.Refused (sorted).
+// It returns the pages read.
+func PlacedNodes(ctx context.Context, core kubernetes.Interface, selector string, pageSize int64, g *topology.Graph, res *Result,
+	placed func(k *corev1.Node, n *topology.Node) bool,
+) (int, error) {
 	m := NewMatcher(g)
-	seen := make(map[string]bool, len(g.Nodes()))
-	var patches []nodePatch
-	opts := metav1.ListOptions{LabelSelector: w.Selector, Limit: w.PageSize}
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: pageSize}
 	pages := 0
 	for {
-		list, err := w.Core.CoreV1().Nodes().List(ctx, opts)
+		list, err := core.CoreV1().Nodes().List(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("%s: list nodes: %w", res.Engine, err)
+			return pages, fmt.Errorf("list nodes: %w", err)
 		}
 		pages++
 		for i := range list.Items {
 			k := &list.Items[i]
-			n, _ := m.Match(k)
-			if n == nil {
+			if n, _ := m.Match(k); n == nil || !placed(k, n) {
 				res.Refused = append(res.Refused, k.Name)
-				continue
 			}
-			seen[n.Name] = true
-			labels, annotations, ok := spec.Desired(n)
-			if !ok {
-				res.Refused = append(res.Refused, k.Name)
-				continue
-			}
-			p, c := diffNode(k, labels, annotations, spec)
-			if p == nil {
-				res.Unchanged++
-				continue
-			}
-			patches = append(patches, nodePatch{name: k.Name, body: p})
-			res.Changes = append(res.Changes, c)
-			res.Changed++
 		}
 		if list.Continue == "" {
 			break
@@ -153,6 +138,34 @@ func (w NodeWriter) Plan(ctx context.Context, g *topology.Graph, spec NodeSpec, 
 		opts.Continue = list.Continue
 	}
 	hostlist.Sort(res.Refused)
+	return pages, nil
+}
+
+// Plan lists the nodes page by page and computes the patches, adding
+// them to res (Changed, Unchanged, Refused, Changes, Warnings). It writes
+// nothing.
+func (w NodeWriter) Plan(ctx context.Context, g *topology.Graph, spec NodeSpec, res *Result) (*NodePlan, error) {
+	seen := make(map[string]bool, len(g.Nodes()))
+	var patches []nodePatch
+	pages, err := PlacedNodes(ctx, w.Core, w.Selector, w.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
+		seen[n.Name] = true
+		labels, annotations, ok := spec.Desired(n)
+		if !ok {
+			return false
+		}
+		p, c := diffNode(k, labels, annotations, spec)
+		if p == nil {
+			res.Unchanged++
+			return true
+		}
+		patches = append(patches, nodePatch{name: k.Name, body: p})
+		res.Changes = append(res.Changes, c)
+		res.Changed++
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", res.Engine, err)
+	}
 	var missing []string
 	for _, n := range g.Nodes() {
 		if !seen[n.Name] {

@@ -6,17 +6,14 @@ import (
 	"maps"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	sigyaml "sigs.k8s.io/yaml"
 
-	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
@@ -187,34 +184,6 @@ func (o Objects) Converge(ctx context.Context, g *topology.Graph, want []*unstru
 		return nil
 	}
 	return plan.Write(ctx, res)
-}
-
-// PlacedNodes lists the Kubernetes nodes (label selector, paged) and
-// calls placed for each with the graph node it matches; a node that
-// matches none, or that placed rejects, is added to res.Refused (sorted).
-func PlacedNodes(ctx context.Context, core kubernetes.Interface, selector string, pageSize int64, g *topology.Graph, res *Result,
-	placed func(k *corev1.Node, n *topology.Node) bool,
-) error {
-	m := NewMatcher(g)
-	opts := metav1.ListOptions{LabelSelector: selector, Limit: pageSize}
-	for {
-		list, err := core.CoreV1().Nodes().List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("list nodes: %w", err)
-		}
-		for i := range list.Items {
-			k := &list.Items[i]
-			if n, _ := m.Match(k); n == nil || !placed(k, n) {
-				res.Refused = append(res.Refused, k.Name)
-			}
-		}
-		if list.Continue == "" {
-			break
-		}
-		opts.Continue = list.Continue
-	}
-	hostlist.Sort(res.Refused)
-	return nil
 }
 
 // RenderList renders objects as a YAML List under a comment line.

@@ -163,7 +163,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	}
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
 	names := map[string]string{} // graph node -> Kubernetes node
-	err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
+	_, err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
 		if n.Leaf == "" {
 			return false
 		}
