@@ -7,7 +7,13 @@ import (
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/topology"
 )
+
+// MaxPrefixLen is the longest prefix: an object name has at most 253
+// characters, and a switch's part is its safe name (topology.MaxNameLen)
+// with at most a dash and 8 hex digits of hash.
+const MaxPrefixLen = validation.DNS1123SubdomainMaxLength - topology.MaxNameLen - 9
 
 // DefaultPrefix starts the name of every HyperNode the engine writes.
 const DefaultPrefix = "toposcope-"
@@ -34,8 +40,9 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	errs := []error{c.ClientConfig.Validate(), kube.CheckMode("mode", c.Mode)}
 	if c.Prefix != "" {
-		if msgs := validation.IsDNS1123Subdomain(c.Prefix + "x"); len(msgs) > 0 || len(c.Prefix) > 200 {
-			errs = append(errs, config.Errorf("prefix", "%q cannot start an object name: %v", c.Prefix, msgs))
+		if msgs := validation.IsDNS1123Subdomain(c.Prefix + "x"); len(msgs) > 0 || len(c.Prefix) > MaxPrefixLen {
+			errs = append(errs, config.Errorf("prefix", "%q cannot start an object name (at most %d characters, then a switch name): %v",
+				c.Prefix, MaxPrefixLen, msgs))
 		}
 	}
 	if _, err := labels.Parse(c.NodeSelector); err != nil {

@@ -86,8 +86,8 @@ func NewFactory() engines.Factory {
 }
 
 // objectName is the HyperNode name of a switch: the prefix and the
-// switch's safe name, lowercased and cut to what an object name allows,
-// with a hash of the ID when that changed it.
+// switch's safe name, lowercased, with a hash of the ID when that changed
+// it (at most MaxNameLen + 9 characters after the prefix).
 func (e *Engine) objectName(s *topology.Switch) string {
 	n := strings.Map(func(r rune) rune {
 		switch {

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 
 	"github.com/toposcope/toposcope/engines"
@@ -180,8 +181,13 @@ func TestObjectNames(t *testing.T) {
 
 func render(t *testing.T, g *topology.Graph) string {
 	t.Helper()
+	return renderWith(t, g, "mode: print\n")
+}
+
+func renderWith(t *testing.T, g *topology.Graph, params string) string {
+	t.Helper()
 	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte("mode: print\n"), &doc); err != nil {
+	if err := yaml.Unmarshal([]byte(params), &doc); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -225,4 +231,35 @@ func TestRender(t *testing.T) {
 	t.Parallel()
 	g := (kubetest.Fabric{Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2}).MustGraph(t)
 	goldenfile.Check(t, filepath.Join("testdata", "render.yaml"), []byte(render(t, g)), *update)
+}
+
+// TestPrefixLength: the longest prefix accepted still gives every switch
+// a valid object name (a 64-character switch name that needs its hash
+// included); one character more is refused, naming prefix.
+func TestPrefixLength(t *testing.T) {
+	t.Parallel()
+	cfg := volcano.DefaultConfig()
+	cfg.Prefix = strings.Repeat("p", volcano.MaxPrefixLen)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("prefix of %d: %v", volcano.MaxPrefixLen, err)
+	}
+	b := topology.NewBuilder()
+	b.AddNode(topology.Node{Name: "n1"})
+	b.AddPath("n1", []topology.SwitchInfo{{ID: "S" + strings.Repeat("w", topology.MaxNameLen-1)}})
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := renderWith(t, g, "mode: print\nprefix: "+cfg.Prefix+"\n")
+	for _, line := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "name: "+cfg.Prefix); ok {
+			if msgs := validation.IsDNS1123Subdomain(cfg.Prefix + name); len(msgs) > 0 {
+				t.Errorf("object name %s%s: %v", cfg.Prefix, name, msgs)
+			}
+		}
+	}
+	cfg.Prefix += "p"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "prefix") {
+		t.Errorf("prefix of %d: err = %v, want one naming prefix", len(cfg.Prefix), err)
+	}
 }
