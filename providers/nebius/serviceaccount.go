@@ -186,8 +186,11 @@ type exchanger struct {
 	client *grpcClient
 	now    func() time.Time
 
-	mu     sync.Mutex
-	cached map[string]cachedToken // by service account and key ID
+	mu sync.Mutex
+	// cached is keyed by service account, key ID and the private key's
+	// fingerprint: a token goes only to a caller holding the key that
+	// earned it, never to one that merely names the same account.
+	cached map[string]cachedToken
 }
 
 type cachedToken struct {
@@ -197,7 +200,8 @@ type cachedToken struct {
 
 // token returns an IAM token for s.
 func (x *exchanger) token(ctx context.Context, s *serviceAccount) (string, error) {
-	key := s.id + "/" + s.keyID
+	fp := sha256.Sum256(x509.MarshalPKCS1PublicKey(&s.key.PublicKey))
+	key := s.id + "/" + s.keyID + "/" + string(fp[:])
 	now := x.now()
 	x.mu.Lock()
 	if c, ok := x.cached[key]; ok && now.Before(c.expires) {

@@ -110,3 +110,32 @@ func TestCredentialsFileErrors(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCachedTokenNeedsTheKey: a cached token is only ever handed to the
+// caller that holds the same private key. After a discovery with the
+// service account's real key, a request that names the same service
+// account and key ID but brings another private key is not served the
+// cached token: its own JWT goes to the exchange, which refuses it.
+func TestCachedTokenNeedsTheKey(t *testing.T) {
+	t.Parallel()
+	const sa, kid = "serviceaccount-e00toposcope", "publickey-e00toposcope"
+	k, pemKey := key(t)
+	_, otherPEM := key(t)
+	want := model(t, "small-tree")
+	emu, url := start(t, want, cloudsim.Faults{})
+	emu.Keys = map[string]cloudsim.ServiceAccountKey{kid: {ServiceAccountID: sa, Key: &k.PublicKey}}
+	p := newProvider(t, url, nil, func(c *nebius.Config) { c.Token, c.TokenURL = "", url })
+	creds := func(pem string) providers.Request {
+		return providers.Request{Credentials: providers.NewCredentials(map[string]string{
+			nebius.CredServiceAccountID: sa, nebius.CredPublicKeyID: kid, nebius.CredPrivateKey: pem})}
+	}
+	if _, err := p.Discover(context.Background(), creds(pemKey)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Discover(context.Background(), creds(otherPEM)); !errors.Is(err, providers.ErrAuth) {
+		t.Fatalf("another key for the same service account: err = %v; want providers.ErrAuth", err)
+	}
+	if emu.Exchanges() != 1 {
+		t.Errorf("%d tokens handed out, want 1: the other key's JWT is refused by the exchange", emu.Exchanges())
+	}
+}
