@@ -46,6 +46,7 @@ func (p *Provider) nvlinkDomains(ctx context.Context) (map[string]ComputeNode, e
 	}
 	nodes := p.cfg.ComputeNodes
 	if p.cfg.Snapshot == nil {
+		nodes = nil // decoded afresh: never into the configuration's own slice
 		h := http.Header{"Authorization": {basicAuth(p.cfg.Username, p.password)}}
 		if err := p.client.JSON(ctx, http.MethodGet, p.cfg.Endpoint(computeNodesPath), h, nil, &nodes); err != nil {
 			err = classify("NVLink compute nodes", err)
