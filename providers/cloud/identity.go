@@ -157,24 +157,6 @@ func (c *Client) OCI(ctx context.Context) (Identity, error) {
 // nebiusHeader is the header every Nebius metadata request carries.
 var nebiusHeader = http.Header{"Metadata": {"true"}}
 
-// Nebius reads /v1/instance-data/id and region with "Metadata: true".
-func (c *Client) Nebius(ctx context.Context) (Identity, error) {
-	var id Identity
-	var err error
-	for _, f := range []struct {
-		path string
-		dst  *string
-	}{
-		{"/v1/instance-data/id", &id.InstanceID},
-		{"/v1/instance-data/region", &id.Region},
-	} {
-		if *f.dst, err = c.get(ctx, http.MethodGet, f.path, nebiusHeader); err != nil {
-			return Identity{}, fmt.Errorf("nebius metadata: %w", err)
-		}
-	}
-	return id, nil
-}
-
 // NebiusProject reads the instance's project (/v1/instance-data/parent_id).
 func (c *Client) NebiusProject(ctx context.Context) (string, error) {
 	p, err := c.get(ctx, http.MethodGet, "/v1/instance-data/parent_id", nebiusHeader)

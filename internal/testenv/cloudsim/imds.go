@@ -75,8 +75,7 @@ func (m *IMDS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "missing Metadata: true", http.StatusForbidden)
 			return
 		}
-		v, ok = map[string]string{"/v1/instance-data/id": m.InstanceID, "/v1/instance-data/region": m.Region,
-			"/v1/instance-data/parent_id": m.NebiusProject, "/v1/iam/sa/token/access_token": m.NebiusToken}[p]
+		v, ok = map[string]string{"/v1/instance-data/parent_id": m.NebiusProject, "/v1/iam/sa/token/access_token": m.NebiusToken}[p]
 		ok = ok && v != ""
 	case p == "/opc/v2/host/rdmaTopologyData":
 		if r.Header.Get("Authorization") != "Bearer Oracle" {
