@@ -50,20 +50,33 @@ func NewTokenAPI(name, credKey string, s TokenSettings, parseID func(string) str
 	deps providers.Deps, opts ...httpretry.Option,
 ) (TokenAPI, *httpretry.Client, error) {
 	deps = deps.WithDefaults()
+	t, err := TokenAPIOf(name, credKey, s, parseID, snapshot, deps)
+	if err != nil || snapshot != nil {
+		return t, nil, err
+	}
+	c, err := providers.HTTPClient(name, s.Connection, deps, []string{t.Token}, opts...)
+	return t, c, err
+}
+
+// TokenAPIOf is NewTokenAPI without the HTTP client, for a provider
+// that speaks another protocol (it sets Fetch).
+func TokenAPIOf(name, credKey string, s TokenSettings, parseID func(string) string, snapshot []Instance,
+	deps providers.Deps,
+) (TokenAPI, error) {
+	deps = deps.WithDefaults()
 	t := TokenAPI{
 		Name: name, CredKey: credKey, Deadline: s.Deadline, Mapping: Mapping{Names: s.Nodes, ParseID: parseID},
 		Snapshot: snapshot, Log: deps.Logger, Observer: deps.Observer,
 	}
 	if snapshot != nil {
-		return t, nil, nil
+		return t, nil
 	}
 	tok, err := s.Secret().Resolve()
 	if err != nil {
-		return t, nil, &config.FieldError{Field: "tokenFile", Err: err}
+		return t, &config.FieldError{Field: "tokenFile", Err: err}
 	}
 	t.Token = tok
-	c, err := providers.HTTPClient(name, s.Connection, deps, []string{tok}, opts...)
-	return t, c, err
+	return t, nil
 }
 
 // Discover implements providers.Provider.

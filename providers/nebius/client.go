@@ -33,8 +33,10 @@ const ListMethod = "/nebius.compute.v1.InstanceService/List"
 type grpcClient struct {
 	target string
 	opts   []grpc.DialOption
-	policy httpretry.Policy
-	sleep  func(ctx context.Context, d time.Duration) error
+	// timeout bounds one call (Connection.Timeout).
+	timeout time.Duration
+	policy  httpretry.Policy
+	sleep   func(ctx context.Context, d time.Duration) error
 }
 
 // session is one connection of a discovery.
@@ -54,6 +56,9 @@ func newClient(cfg Config, log *slog.Logger, obs providers.Observer) (*grpcClien
 		target = net.JoinHostPort(u.Hostname(), "443")
 	}
 	creds := insecure.NewCredentials()
+	if u.Scheme == "http" && log != nil {
+		log.Warn("plain http URL: credentials travel in clear text (allowHTTP)", "url", httpretry.Redact(u))
+	}
 	if u.Scheme == "https" {
 		tlsCfg, err := httpretry.TLSOptions{CAFile: cfg.CAFile, InsecureSkipVerify: cfg.InsecureSkipVerify}.TLSConfig(log)
 		if err != nil {
@@ -61,7 +66,11 @@ func newClient(cfg Config, log *slog.Logger, obs providers.Observer) (*grpcClien
 		}
 		creds = credentials.NewTLS(tlsCfg)
 	}
-	return &grpcClient{target: target, policy: cfg.Retry.WithDefaults(), sleep: httpretry.SleepContext, opts: []grpc.DialOption{grpc.WithTransportCredentials(creds),
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = httpretry.DefaultTimeout
+	}
+	return &grpcClient{target: target, timeout: timeout, policy: cfg.Retry.WithDefaults(), sleep: httpretry.SleepContext, opts: []grpc.DialOption{grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(codec{})), grpc.WithUnaryInterceptor(observe(obs))}}, nil
 }
 
@@ -74,6 +83,13 @@ func (c *grpcClient) open() (*session, error) {
 	return &session{grpcClient: c, conn: conn}, nil
 }
 
+// invoke makes one call, bounded by the client's timeout.
+func (s *session) invoke(ctx context.Context, method string, req, resp any) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return s.conn.Invoke(ctx, method, req, resp)
+}
+
 // Close closes the session's connection.
 func (s *session) Close() error { return s.conn.Close() }
 
@@ -81,7 +97,7 @@ func (s *session) list(ctx context.Context, token string, req *listRequest) (*li
 	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 	for attempt := 1; ; attempt++ {
 		var resp listResponse
-		err := s.conn.Invoke(ctx, ListMethod, req, &resp)
+		err := s.invoke(ctx, ListMethod, req, &resp)
 		if err == nil {
 			return &resp, nil
 		}

@@ -61,7 +61,7 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	api, _, err := cloud.NewTokenAPI(Name, CredToken, cfg.TokenSettings, nil, cfg.snapshot(), deps)
+	api, err := cloud.TokenAPIOf(Name, CredToken, cfg.TokenSettings, nil, cfg.snapshot(), deps)
 	if err != nil {
 		return nil, err
 	}

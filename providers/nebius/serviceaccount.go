@@ -219,7 +219,7 @@ func (x *exchanger) token(ctx context.Context, s *serviceAccount) (string, error
 	}
 	defer func() { _ = sess.Close() }()
 	var resp exchangeResponse
-	if err := sess.conn.Invoke(ctx, ExchangeMethod, &exchangeRequest{subjectToken: jwt}, &resp); err != nil {
+	if err := sess.invoke(ctx, ExchangeMethod, &exchangeRequest{subjectToken: jwt}, &resp); err != nil {
 		return "", fmt.Errorf("token exchange for service account %s: %w", s.id, classifyErr(err))
 	}
 	if !strings.EqualFold(resp.tokenType, "bearer") || resp.accessToken == "" {

@@ -143,6 +143,13 @@ func (n *Nebius) handle(ctx context.Context, dec func(any) error) (any, error) {
 	if num == n.faults.ServerErrorPage {
 		return nil, status.Error(codes.Internal, "internal error")
 	}
+	if num == n.faults.SlowPage {
+		select {
+		case <-time.After(n.faults.SlowDelay):
+		case <-ctx.Done(): // the caller gave up
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
 	return nebiusResponse(items, next), nil
 }
 
