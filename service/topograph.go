@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -32,6 +33,9 @@ type compatRule struct {
 	// keepIf, with refuse, accepts (and drops) the values it approves:
 	// the ones that ask for what toposcope does anyway.
 	keepIf func(v any) bool
+	// implies, with to, are parameters set (unless the request sets
+	// them) when conv converted Topograph's form of the value (a map).
+	implies map[string]any
 }
 
 // selection is a parameter a request may only select.
@@ -128,9 +132,10 @@ func slurmRules() map[string]compatRule {
 	return map[string]compatRule{
 		"topologyConfigPath": {selects: &selection{key: "output", def: "", match: samePath}},
 		"reconfigure":        {selects: &selection{key: "reconfigure", def: false}},
-		"topologies":         {to: "topologies", conv: slurmTopologies},
-		"blockName":          {refuse: "toposcope names blocks after the accelerator domain and writes the provider's ID in a comment; there is no renaming"},
-		"block_sizes":        {refuse: "use blockSizes, a list of integers"},
+		// Topograph writes its topologies as topology.yaml.
+		"topologies":  {to: "topologies", conv: slurmTopologies, implies: map[string]any{"plugin": "topology/yaml"}},
+		"blockName":   {refuse: "toposcope names blocks after the accelerator domain and writes the provider's ID in a comment; there is no renaming"},
+		"block_sizes": {refuse: "use blockSizes, a list of integers"},
 	}
 }
 
@@ -212,7 +217,7 @@ func mapPlugin(pl *Plugin, field string, c compatPlugin, op *config.Plugin) erro
 			return badRequest(field+".params", "must be an object")
 		}
 	}
-	out := map[string]any{}
+	out, implied := map[string]any{}, map[string]any{}
 	for _, k := range sortedKeys(params) {
 		v, f := params[k], field+".params."+k
 		rule, ok := c.params[k]
@@ -228,6 +233,9 @@ func mapPlugin(pl *Plugin, field string, c compatPlugin, op *config.Plugin) erro
 				return err
 			}
 		case rule.to != "":
+			if _, topographForm := v.(map[string]any); topographForm {
+				maps.Copy(implied, rule.implies)
+			}
 			if rule.conv != nil {
 				var err error
 				if v, err = rule.conv(v); err != nil {
@@ -246,8 +254,10 @@ func mapPlugin(pl *Plugin, field string, c compatPlugin, op *config.Plugin) erro
 			out[k] = v // what Topograph's plugin does, unless the operator chose
 		}
 	}
-	if _, ok := out["topologies"]; ok && c.name == "slurm" && out["plugin"] == nil {
-		out["plugin"] = "topology/yaml" // Topograph writes topologies as topology.yaml
+	for k, v := range implied {
+		if _, requested := out[k]; !requested {
+			out[k] = v
+		}
 	}
 	pl.Name = c.name
 	pl.Params = nil
