@@ -23,7 +23,9 @@ const streamChunk = 2048
 // ?format=dot: one box per switch, nodes counted per leaf and per
 // accelerator domain, or every node with ?detail=nodes. Each document of
 // the current graph is encoded once and kept until the graph changes;
-// it is sent in pieces, the write deadline extended after each.
+// it is sent in pieces, the write deadline extended after each. An
+// older snapshot's JSON and per-node DOT are encoded straight to the
+// client.
 func (h *handlers) graph(c *gin.Context) {
 	format := c.DefaultQuery("format", "json")
 	if format != "json" && format != "dot" {
@@ -54,11 +56,11 @@ func (h *handlers) graph(c *gin.Context) {
 			h.fail(c, badParam("snapshot", "must be a snapshot ID"))
 			return
 		}
-		if g, err = h.Store.Graph(id); err != nil {
+		if g, err = h.snapshotGraph(id); err != nil {
 			h.fail(c, err)
 			return
 		}
-		snap = id
+		snap, current = id, g == h.Loop.State().Graph
 	} else {
 		st, ok := h.current(c)
 		if !ok {
@@ -82,14 +84,30 @@ func (h *handlers) graph(c *gin.Context) {
 		c.Status(http.StatusNotModified)
 		return
 	}
+	ctype := "application/json"
+	if format == "dot" {
+		ctype = "text/vnd.graphviz; charset=utf-8"
+	}
+	if !current && (variant == variantJSON || variant == variantDOTNodes) {
+		// An older snapshot's document is kept by nobody: it is encoded
+		// straight to the client rather than built in memory first.
+		c.Header("Content-Type", ctype)
+		c.Status(http.StatusOK)
+		s := newStreamer(c, h.Config.WriteTimeout)
+		if variant == variantJSON {
+			s.json(g)
+		} else {
+			s.dot(g)
+		}
+		if s.err == nil {
+			_ = s.w.Flush()
+		}
+		return
+	}
 	doc, err := h.derivedOf(g, current).Document(variant)
 	if err != nil {
 		h.fail(c, err)
 		return
-	}
-	ctype := "application/json"
-	if format == "dot" {
-		ctype = "text/vnd.graphviz; charset=utf-8"
 	}
 	c.Header("Content-Type", ctype)
 	c.Header("Content-Length", strconv.Itoa(len(doc)))
