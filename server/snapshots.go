@@ -17,13 +17,19 @@ const (
 
 // listLimit reads ?limit= (default 50, at most 1000).
 func listLimit(c *gin.Context) (int, error) {
+	return limitParam(c, defaultListLimit, maxListLimit)
+}
+
+// limitParam reads ?limit=: def when absent, else an integer from 1 to
+// most.
+func limitParam(c *gin.Context, def, most int) (int, error) {
 	raw := c.Query("limit")
 	if raw == "" {
-		return defaultListLimit, nil
+		return def, nil
 	}
 	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > maxListLimit {
-		return 0, badParam("limit", "must be an integer from 1 to 1000")
+	if err != nil || n < 1 || n > most {
+		return 0, badParam("limit", "must be an integer from 1 to "+strconv.Itoa(most))
 	}
 	return n, nil
 }

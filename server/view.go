@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -119,14 +120,8 @@ func ancestors(g *topology.Graph, s *topology.Switch) []pathEntry {
 		}
 		cur, _ = g.Switch(cur.Parent)
 	}
-	reverse(out)
+	slices.Reverse(out)
 	return out
-}
-
-func reverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }
 
 // heatCell is one leaf switch of GET /v1/heatmap.
@@ -194,14 +189,10 @@ func (h *handlers) find(c *gin.Context) {
 		h.fail(c, badParam("q", "give the text to look for"))
 		return
 	}
-	limit := defaultFindLimit
-	if raw := c.Query("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > maxFindLimit {
-			h.fail(c, badParam("limit", "want 1 to "+strconv.Itoa(maxFindLimit)))
-			return
-		}
-		limit = n
+	limit, err := limitParam(c, defaultFindLimit, maxFindLimit)
+	if err != nil {
+		h.fail(c, err)
+		return
 	}
 	g := st.Graph
 	f := finder{q: q, lower: strings.ToLower(q), limit: limit, hits: []findHit{}}
