@@ -28,7 +28,7 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "toposcope-agent: %v\n", err)
-		if errors.Is(err, agentcmd.ErrUsage) || errors.Is(err, logflags.ErrUsage) {
+		if errors.Is(err, agentcmd.ErrUsage) {
 			os.Exit(2)
 		}
 		os.Exit(1)

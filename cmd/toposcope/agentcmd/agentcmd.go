@@ -7,7 +7,6 @@ package agentcmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toposcope/toposcope/agent"
+	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers/cloud"
 )
@@ -38,8 +38,9 @@ type agentOptions struct {
 	interval   time.Duration
 }
 
-// ErrUsage is wrapped by command-line errors.
-var ErrUsage = errors.New("usage")
+// ErrUsage is wrapped by command-line errors (logflags.ErrUsage: one
+// sentinel for every command).
+var ErrUsage = logflags.ErrUsage
 
 // New returns the agent command: gather the node's facts and annotate
 // its own Node (--annotate) or report them to the server (--server);

@@ -39,8 +39,9 @@ const (
 	ExitUncovered = 4
 )
 
-// ErrUsage is wrapped by command-line errors.
-var ErrUsage = errors.New("usage")
+// ErrUsage is wrapped by command-line errors (logflags.ErrUsage: one
+// sentinel for every command).
+var ErrUsage = logflags.ErrUsage
 
 // ErrUncovered is returned when --fail-on-uncovered finds uncovered nodes.
 var ErrUncovered = errors.New("nodes not covered by the output")
@@ -80,7 +81,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, engines.ErrInexpressible):
 		return ExitInexpressible // even when a setting says so: the target cannot hold it
-	case errors.Is(err, ErrUsage), errors.Is(err, agentcmd.ErrUsage), errors.Is(err, logflags.ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin),
+	case errors.Is(err, ErrUsage), errors.Is(err, config.ErrInvalid), errors.Is(err, plugins.ErrUnknownPlugin),
 		errors.Is(err, config.ErrNoFile), strings.HasPrefix(err.Error(), "unknown command "),
 		strings.HasPrefix(err.Error(), "required flag"):
 		return ExitUsage

@@ -13,7 +13,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// ErrUsage is wrapped when a flag's value is not one of its choices.
+// ErrUsage is wrapped by command-line errors: a flag's value that is not
+// one of its choices, and every command's usage errors.
 var ErrUsage = errors.New("usage")
 
 // Flags are the log flags' values.
