@@ -214,28 +214,33 @@ async function loadSnapshots() {
 
 const place2 = (p) => [p.leaf, p.domain].filter(Boolean).join("/") || "—";
 
-function capped(title, items, show) {
+// diffShown is how many entries of each diff list the page asks for and
+// shows; the counts come from the diff's summary, which is complete.
+const diffShown = 50;
+
+function capped(title, items, total, show) {
   if (!items || !items.length) return null;
-  return el("details", { open: "" }, el("summary", {}, `${title}: ${fmt(items.length)}`),
-    el("ul", {}, ...items.slice(0, 50).map((i) => el("li", {}, show(i)))),
-    items.length > 50 ? el("p", { class: "muted" }, `… ${fmt(items.length - 50)} more`) : null);
+  return el("details", { open: "" }, el("summary", {}, `${title}: ${fmt(total)}`),
+    el("ul", {}, ...items.map((i) => el("li", {}, show(i)))),
+    total > items.length ? el("p", { class: "muted" }, `… ${fmt(total - items.length)} more`) : null);
 }
 
 async function diff(from, to) {
-  const d = await api(`/v1/diff?from=${from}&to=${to}&limit=200`);
+  const d = await api(`/v1/diff?from=${from}&to=${to}&limit=${diffShown}`);
   const s = d.summary;
   const out = document.getElementById("diff");
   const parts = Object.entries(s).filter(([, v]) => v > 0).map(([k, v]) => `${fmt(v)} ${diffLabel(k, v)}`);
+  const list = (title, key, show) => capped(title, d[key], s[key], show);
   out.replaceChildren(...[el("p", { class: "diff-summary" }, `${from} → ${to}: ` + (parts.length ? parts.join(", ") : "no change")),
-    capped("nodes moved", d.nodesMoved, (m) => `${m.name}: ${place2(m.from)} → ${place2(m.to)}`),
-    capped("nodes added", d.nodesAdded, (n) => n),
-    capped("nodes removed", d.nodesRemoved, (n) => n),
-    capped("switches added", d.switchesAdded, (n) => n),
-    capped("switches removed", d.switchesRemoved, (n) => n),
-    capped("switches changed", d.switchesChanged, (c) => c.id || JSON.stringify(c)),
-    capped("domains added", d.domainsAdded, (n) => n),
-    capped("domains removed", d.domainsRemoved, (n) => n),
-    capped("domains changed", d.domainsChanged, (n) => n),
+    list("nodes moved", "nodesMoved", (m) => `${m.name}: ${place2(m.from)} → ${place2(m.to)}`),
+    list("nodes added", "nodesAdded", (n) => n),
+    list("nodes removed", "nodesRemoved", (n) => n),
+    list("switches added", "switchesAdded", (n) => n),
+    list("switches removed", "switchesRemoved", (n) => n),
+    list("switches changed", "switchesChanged", (c) => c.id || JSON.stringify(c)),
+    list("domains added", "domainsAdded", (n) => n),
+    list("domains removed", "domainsRemoved", (n) => n),
+    list("domains changed", "domainsChanged", (n) => n),
     d.truncated ? el("p", { class: "muted" }, "lists are capped; the counts are complete") : null].filter(Boolean));
 }
 

@@ -112,8 +112,9 @@ func TestWebView(t *testing.T) {
 	}
 	screenshot(tctx, t, "placement.png")
 
-	// A second discovery on a grown model: the diff view shows it.
-	genModel(t, model, 100032)
+	// A second discovery on a grown model: the diff view shows it, each
+	// list capped at 50 with the full count from the summary.
+	genModel(t, model, 100256)
 	post(t, base+"/v1/discover", "{}", http.StatusAccepted)
 	waitRuns(t, base, 2, serveOut)
 	do("open a link to a node",
@@ -129,7 +130,7 @@ func TestWebView(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#diff-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#diff .diff-summary`)))
 	summary := text("#diff")
-	for _, want := range []string{"1 → 2", "32 nodes added", "1 switch added", "gpu100001"} {
+	for _, want := range []string{"1 → 2", "256 nodes added", "8 switches added", "nodes added: 256", "… 206 more", "gpu100001"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("diff view lacks %q: %q", want, summary)
 		}
@@ -146,7 +147,7 @@ func TestWebView(t *testing.T) {
 	if banner := text("#pending"); !strings.Contains(banner, "Snapshot 3 is held back") || !strings.Contains(banner, "POST /v1/snapshots/3/accept") {
 		t.Errorf("pending banner = %q", banner)
 	}
-	if totals := text("#totals"); !strings.Contains(totals, "100,032 nodes") {
+	if totals := text("#totals"); !strings.Contains(totals, "100,256 nodes") {
 		t.Errorf("while the shrink waits the page must show the current topology: %q", totals)
 	}
 }
