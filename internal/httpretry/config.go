@@ -48,6 +48,16 @@ func (p Policy) WithDefaults() Policy {
 	return p
 }
 
+// Delay is the capped exponential backoff before attempt n+1 (n ≥ 1):
+// BaseDelay·2^(n-1), at most MaxDelay. Callers add EqualJitter.
+func (p Policy) Delay(n int) time.Duration {
+	d := p.BaseDelay
+	for i := 1; i < n && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, p.MaxDelay)
+}
+
 // Validate reports invalid fields as config.FieldErrors (field names
 // relative to the policy).
 func (p Policy) Validate() error {

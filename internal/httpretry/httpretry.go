@@ -83,7 +83,7 @@ func New(doer Doer, p Policy, opts ...Option) *Client {
 		doer:   doer,
 		policy: p.WithDefaults(),
 		sleep:  SleepContext,
-		jitter: equalJitter,
+		jitter: EqualJitter,
 		now:    time.Now,
 		log:    slog.New(slog.DiscardHandler),
 	}
@@ -106,13 +106,14 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// equalJitter waits between half the backoff and the whole of it.
-func equalJitter(d time.Duration) time.Duration {
+// EqualJitter returns a wait from half of d up to d: the equal jitter of
+// a capped backoff.
+func EqualJitter(d time.Duration) time.Duration {
 	if d <= 1 {
 		return d
 	}
 	half := d / 2
-	return half + rand.N(d-half)
+	return half + rand.N(d-half+1) // #nosec G404 -- jitter, not security
 }
 
 // Retryable reports whether a response status is worth retrying: 429 and
@@ -196,14 +197,8 @@ func (c *Client) decide(resp *http.Response, err error, n int) (bool, time.Durat
 	return true, wait
 }
 
-// backoff is BaseDelay·2^(n-1), capped at MaxDelay, then jittered.
-func (c *Client) backoff(n int) time.Duration {
-	d := c.policy.BaseDelay
-	for i := 1; i < n && d < c.policy.MaxDelay; i++ {
-		d *= 2
-	}
-	return c.jitter(min(d, c.policy.MaxDelay))
-}
+// backoff is the policy's Delay before attempt n+1, jittered.
+func (c *Client) backoff(n int) time.Duration { return c.jitter(c.policy.Delay(n)) }
 
 // retryAfter reads a Retry-After header: delay-seconds or an HTTP-date.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {

@@ -344,8 +344,19 @@ func TestRetryable(t *testing.T) {
 func TestEqualJitter(t *testing.T) {
 	t.Parallel()
 	for range 100 {
-		if d := equalJitter(time.Second); d < 500*time.Millisecond || d >= time.Second {
-			t.Fatalf("equalJitter(1s) = %v", d)
+		if d := EqualJitter(time.Second); d < 500*time.Millisecond || d > time.Second {
+			t.Fatalf("EqualJitter(1s) = %v", d)
+		}
+	}
+}
+
+// TestPolicyDelay: BaseDelay doubled per attempt, capped at MaxDelay.
+func TestPolicyDelay(t *testing.T) {
+	t.Parallel()
+	p := Policy{BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}
+	for n, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 40: time.Second} {
+		if got := p.Delay(n); got != want {
+			t.Errorf("Delay(%d) = %v, want %v", n, got, want)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
 )
@@ -27,7 +27,7 @@ func newClient(cfg Config, obs providers.Observer) *ec2.Client {
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = pol.MaxAttempts
 			o.MaxBackoff = pol.MaxDelay
-			o.Backoff = backoff{base: pol.BaseDelay, max: pol.MaxDelay}
+			o.Backoff = backoff{pol: pol}
 			o.RateLimiter = ratelimit.None
 		}),
 	}
@@ -40,18 +40,12 @@ func newClient(cfg Config, obs providers.Observer) *ec2.Client {
 	return ec2.New(opts)
 }
 
-// backoff is capped exponential backoff with equal jitter.
-type backoff struct{ base, max time.Duration }
+// backoff is the policy's capped exponential backoff with equal jitter.
+type backoff struct{ pol httpretry.Policy }
 
 // BackoffDelay implements retry.BackoffDelayer.
 func (b backoff) BackoffDelay(attempt int, _ error) (time.Duration, error) {
-	d := b.base
-	for i := 1; i < attempt && d < b.max; i++ {
-		d *= 2
-	}
-	d = min(d, b.max)
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(half)+1)), nil // #nosec G404 -- jitter, not security
+	return httpretry.EqualJitter(b.pol.Delay(attempt)), nil
 }
 
 // fromAPI reduces an InstanceTopology to the common model.

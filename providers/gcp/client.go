@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -113,12 +112,7 @@ func (r *retryer) Retry(err error) (time.Duration, bool) {
 	if r.attempt >= r.pol.MaxAttempts || !retryable(err) {
 		return 0, false
 	}
-	d := r.pol.BaseDelay
-	for i := 1; i < r.attempt && d < r.pol.MaxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, r.pol.MaxDelay)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1)), true // #nosec G404 -- jitter
+	return httpretry.EqualJitter(r.pol.Delay(r.attempt)), true
 }
 
 func retryable(err error) bool {

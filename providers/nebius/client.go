@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"time"
@@ -115,14 +114,7 @@ func (s *session) list(ctx context.Context, token string, req *listRequest) (*li
 // at MaxDelay and jittered, or the server's RetryInfo delay (capped at
 // MaxDelay) when longer.
 func (c *grpcClient) wait(attempt int, st *status.Status) time.Duration {
-	d := c.policy.BaseDelay
-	for i := 1; i < attempt && d < c.policy.MaxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, c.policy.MaxDelay)
-	if half := d / 2; half > 0 {
-		d = half + rand.N(d-half+1) // #nosec G404 -- jitter, not security
-	}
+	d := httpretry.EqualJitter(c.policy.Delay(attempt))
 	for _, det := range st.Details() {
 		if ri, ok := det.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
 			d = max(d, min(ri.GetRetryDelay().AsDuration(), c.policy.MaxDelay))
