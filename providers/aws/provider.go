@@ -32,7 +32,7 @@ import (
 const Name = "aws"
 
 // ErrRepeatedToken means EC2 handed out a page token already used.
-var ErrRepeatedToken = errors.New("repeated page token")
+var ErrRepeatedToken = cloud.ErrRepeatedToken
 
 // API is the part of the EC2 client the provider uses.
 type API interface {
@@ -218,25 +218,22 @@ func (p *Provider) fetch(ctx context.Context, ids []string, optFns []func(*ec2.O
 		if chunk == nil {
 			in.MaxResults = awssdk.Int32(int32(p.cfg.PageSize))
 		}
-		seen := map[string]bool{}
-		for page := 1; ; page++ {
-			calls++
+		n, err := cloud.Pages(func(page int, tok string) (string, error) {
+			if tok != "" {
+				in.NextToken = awssdk.String(tok)
+			}
 			resp, err := p.api.DescribeInstanceTopology(ctx, in, optFns...)
 			if err != nil {
-				return nil, calls, fmt.Errorf("DescribeInstanceTopology page %d: %w", page, classify(err))
+				return "", fmt.Errorf("page %d: %w", page, classify(err))
 			}
 			for _, t := range resp.Instances {
 				out = append(out, fromAPI(t))
 			}
-			tok := awssdk.ToString(resp.NextToken)
-			if tok == "" {
-				break
-			}
-			if seen[tok] {
-				return nil, calls, fmt.Errorf("DescribeInstanceTopology page %d: %w", page, ErrRepeatedToken)
-			}
-			seen[tok] = true
-			in.NextToken = awssdk.String(tok)
+			return awssdk.ToString(resp.NextToken), nil
+		})
+		calls += n
+		if err != nil {
+			return nil, calls, fmt.Errorf("DescribeInstanceTopology %w", err)
 		}
 	}
 	return out, calls, nil

@@ -15,7 +15,6 @@ const (
 	DefaultPageSize = 500
 	DefaultDeadline = 5 * time.Minute
 	DefaultFilter   = "status=RUNNING"
-	maxPages        = 100_000
 )
 
 // Config is the gcp provider's configuration.

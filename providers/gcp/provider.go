@@ -36,7 +36,7 @@ const CredAccessToken = "accessToken"
 // Sentinel errors.
 var (
 	// ErrRepeatedToken means the API handed out a page token already used.
-	ErrRepeatedToken = errors.New("repeated page token")
+	ErrRepeatedToken = cloud.ErrRepeatedToken
 )
 
 // Provider discovers topology from Compute Engine.
@@ -165,13 +165,7 @@ func (p *Provider) fetch(ctx context.Context, api API) ([]cloud.Instance, int, e
 		scopes = []string{""}
 	}
 	for _, zone := range scopes {
-		seen := map[string]bool{}
-		tok := ""
-		for page := 1; ; page++ {
-			if page > maxPages {
-				return nil, calls, fmt.Errorf("more than %d pages", maxPages)
-			}
-			calls++
+		n, err := cloud.Pages(func(page int, tok string) (string, error) {
 			var list []*computepb.Instance
 			var next string
 			var err error
@@ -181,17 +175,14 @@ func (p *Provider) fetch(ctx context.Context, api API) ([]cloud.Instance, int, e
 				list, next, err = api.ListPage(ctx, zone, p.cfg.PageSize, tok)
 			}
 			if err != nil {
-				return nil, calls, fmt.Errorf("%s page %d: %w", scopeName(zone), page, classify(err))
+				return "", fmt.Errorf("page %d: %w", page, classify(err))
 			}
 			out = p.fromAPI(list, out)
-			if next == "" {
-				break
-			}
-			if seen[next] {
-				return nil, calls, fmt.Errorf("%s page %d: %w", scopeName(zone), page, ErrRepeatedToken)
-			}
-			seen[next] = true
-			tok = next
+			return next, nil
+		})
+		calls += n
+		if err != nil {
+			return nil, calls, fmt.Errorf("%s %w", scopeName(zone), err)
 		}
 	}
 	return out, calls, nil

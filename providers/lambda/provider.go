@@ -10,7 +10,6 @@ package lambda
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -31,7 +30,7 @@ const CredToken = "token"
 // Sentinel errors.
 var (
 	// ErrRepeatedToken means the API handed out a page token already used.
-	ErrRepeatedToken = errors.New("repeated page token")
+	ErrRepeatedToken = cloud.ErrRepeatedToken
 )
 
 // Provider discovers topology from Lambda's API.
@@ -81,9 +80,7 @@ type page struct {
 func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int, error) {
 	h := http.Header{"Authorization": {"Bearer " + tok}}
 	var out []cloud.Instance
-	seen := map[string]bool{}
-	next := ""
-	for n := 1; n <= cloud.MaxPages; n++ {
+	n, err := cloud.Pages(func(n int, next string) (string, error) {
 		q := url.Values{"workspace_id": {p.cfg.WorkspaceID}, "page_size": {strconv.Itoa(p.cfg.PageSize)}}
 		if p.cfg.Region != "" {
 			q.Set("region", p.cfg.Region)
@@ -93,7 +90,7 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 		}
 		var pg page
 		if err := p.client.JSON(ctx, http.MethodGet, p.cfg.Endpoint("api/v1/topology/instance")+"?"+q.Encode(), h, nil, &pg); err != nil {
-			return nil, n, fmt.Errorf("page %d: %w", n, providers.ClassifyHTTP(err))
+			return "", fmt.Errorf("page %d: %w", n, providers.ClassifyHTTP(err))
 		}
 		for _, it := range pg.Data {
 			in := cloud.Instance{ID: it.ID, Region: p.cfg.Region}
@@ -107,16 +104,15 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 			}
 			out = append(out, in)
 		}
-		if pg.PageToken == nil || *pg.PageToken == "" {
-			return out, n, nil
+		if pg.PageToken == nil {
+			return "", nil
 		}
-		if seen[*pg.PageToken] {
-			return nil, n, fmt.Errorf("page %d: %w", n, ErrRepeatedToken)
-		}
-		seen[*pg.PageToken] = true
-		next = *pg.PageToken
+		return *pg.PageToken, nil
+	})
+	if err != nil {
+		return nil, n, err
 	}
-	return nil, cloud.MaxPages, fmt.Errorf("more than %d pages", cloud.MaxPages)
+	return out, n, nil
 }
 
 // NewFactory describes the lambda provider to the registry.

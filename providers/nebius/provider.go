@@ -12,7 +12,6 @@ package nebius
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -35,7 +34,7 @@ const CredToken = "token"
 const EnvToken = "IAM_TOKEN"
 
 // ErrRepeatedToken means the API handed out a page token already used.
-var ErrRepeatedToken = errors.New("repeated page token")
+var ErrRepeatedToken = cloud.ErrRepeatedToken
 
 // Provider discovers topology from the Nebius compute API.
 type Provider struct {
@@ -157,26 +156,22 @@ func (p *Provider) fetch(ctx context.Context, tok string) ([]cloud.Instance, int
 	}
 	defer func() { _ = sess.Close() }()
 	var out []cloud.Instance
-	seen := map[string]bool{}
 	req := &listRequest{ParentID: project, PageSize: int64(p.cfg.PageSize)}
-	for n := 1; n <= cloud.MaxPages; n++ {
+	n, err := cloud.Pages(func(n int, pageToken string) (string, error) {
+		req.PageToken = pageToken
 		resp, err := sess.list(ctx, tok, req)
 		if err != nil {
-			return nil, n, fmt.Errorf("list page %d: %w", n, err)
+			return "", fmt.Errorf("page %d: %w", n, err)
 		}
 		for _, in := range resp.Items {
 			out = append(out, fromAPI(in, p.cfg.Region))
 		}
-		if resp.NextPageToken == "" {
-			return out, n, nil
-		}
-		if seen[resp.NextPageToken] {
-			return nil, n, fmt.Errorf("list page %d: %w", n, ErrRepeatedToken)
-		}
-		seen[resp.NextPageToken] = true
-		req.PageToken = resp.NextPageToken
+		return resp.NextPageToken, nil
+	})
+	if err != nil {
+		return nil, n, fmt.Errorf("list %w", err)
 	}
-	return nil, cloud.MaxPages, fmt.Errorf("more than %d pages", cloud.MaxPages)
+	return out, n, nil
 }
 
 // fromAPI reduces an instance to the common model: the path reversed to

@@ -21,7 +21,6 @@ const (
 	DomainFabric = "gpuMemoryFabric"
 	// DomainNone emits no accelerator domain.
 	DomainNone = "none"
-	maxPages   = 100_000
 )
 
 // Config is the oci provider's configuration.

@@ -39,7 +39,7 @@ const (
 // Sentinel errors.
 var (
 	// ErrRepeatedToken means the API handed out a page token already used.
-	ErrRepeatedToken = errors.New("repeated page token")
+	ErrRepeatedToken = cloud.ErrRepeatedToken
 )
 
 // Provider discovers topology from OCI compute hosts.
@@ -186,30 +186,21 @@ func (p *Provider) fetch(ctx context.Context, api API, wanted []cloud.Wanted) ([
 	}
 	var hosts []Host
 	for _, ad := range ads {
-		seen := map[string]bool{}
-		tok := ""
-		for page := 1; ; page++ {
-			if page > maxPages {
-				return nil, calls, fmt.Errorf("%s: more than %d pages", ad, maxPages)
-			}
-			calls++
+		n, err := cloud.Pages(func(page int, tok string) (string, error) {
 			list, next, err := api.HostsPage(ctx, tenancy, ad, p.cfg.PageSize, tok)
 			if err != nil {
-				return nil, calls, fmt.Errorf("%s: list compute hosts page %d: %w", ad, page, classify(err))
+				return "", fmt.Errorf("page %d: %w", page, classify(err))
 			}
 			for _, h := range list {
 				if h.InstanceID != "" { // else an unoccupied host
 					hosts = append(hosts, h)
 				}
 			}
-			if next == "" {
-				break
-			}
-			if seen[next] {
-				return nil, calls, fmt.Errorf("%s page %d: %w", ad, page, ErrRepeatedToken)
-			}
-			seen[next] = true
-			tok = next
+			return next, nil
+		})
+		calls += n
+		if err != nil {
+			return nil, calls, fmt.Errorf("%s: list compute hosts %w", ad, err)
 		}
 	}
 	racks := make([]string, len(hosts))
