@@ -35,6 +35,10 @@ type TokenAPI struct {
 	// Fetch pages the API with token; it returns the instances and the
 	// number of calls made.
 	Fetch func(ctx context.Context, token string) ([]Instance, int, error)
+	// Resolve, when set, finds the token for a discovery (within its
+	// deadline) in place of the request's CredKey, then Token: for a
+	// provider with more sources than those.
+	Resolve func(ctx context.Context, c providers.Credentials) (string, error)
 	// Log and Observer are the provider's.
 	Log      *slog.Logger
 	Observer providers.Observer
@@ -89,14 +93,10 @@ func (t *TokenAPI) Discover(ctx context.Context, req providers.Request) (*topolo
 	wanted, _ := t.Mapping.Want(req)
 	found, calls := t.Snapshot, 0
 	if t.Snapshot == nil {
-		tok := t.Token
-		if v, ok := req.Credentials.Get(t.CredKey); ok {
-			tok = v
+		tok, err := t.token(ctx, req.Credentials)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
 		}
-		if tok == "" {
-			return nil, fmt.Errorf("%s: %w: give request creds %q, params.token or params.tokenFile", t.Name, providers.ErrNoCredentials, t.CredKey)
-		}
-		var err error
 		found, calls, err = t.Fetch(ctx, tok)
 		if err != nil {
 			return nil, httpretry.ScrubError(fmt.Errorf("%s: %w", t.Name, err), tok)
@@ -110,6 +110,22 @@ func (t *TokenAPI) Discover(ctx context.Context, req providers.Request) (*topolo
 	rep.Record(t.Observer, t.Name)
 	t.Log.Debug(t.Name+" discovery", "calls", calls, "instances", len(found), "nodes", len(g.Nodes()), "unplaced", rep.Count())
 	return g, nil
+}
+
+// token returns the token of one discovery: Resolve's, or the request's
+// CredKey, else Token.
+func (t *TokenAPI) token(ctx context.Context, c providers.Credentials) (string, error) {
+	if t.Resolve != nil {
+		return t.Resolve(ctx, c)
+	}
+	tok := t.Token
+	if v, ok := c.Get(t.CredKey); ok {
+		tok = v
+	}
+	if tok == "" {
+		return "", fmt.Errorf("%w: give request creds %q, params.token or params.tokenFile", providers.ErrNoCredentials, t.CredKey)
+	}
+	return tok, nil
 }
 
 // Defaults of TokenSettings.

@@ -20,7 +20,6 @@ import (
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
-	"github.com/toposcope/toposcope/topology"
 )
 
 // Name is the provider's registered name.
@@ -89,26 +88,15 @@ func New(cfg Config, deps providers.Deps, opts ...Option) (*Provider, error) {
 		return nil, fmt.Errorf("nebius: tokenURL: %w", err)
 	}
 	p.exchange = &exchanger{client: tokens, now: time.Now}
-	p.Fetch = p.fetch
+	p.Fetch, p.Resolve = p.fetch, p.iamToken
 	return p, nil
 }
 
-// Discover implements providers.Provider with the IAM token of the first
-// source that has one: the request's token, the request's service
-// account key (exchanged), params.token or tokenFile, params.credentialsFile
+// iamToken is the IAM token of one discovery, from the first source that
+// has one: the request's token, the request's service account key
+// (exchanged), params.token or tokenFile, params.credentialsFile
 // (exchanged), IAM_TOKEN, then the instance service account's token from
 // the metadata service.
-func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topology.Graph, error) {
-	if p.Snapshot == nil {
-		tok, err := p.iamToken(ctx, req.Credentials)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", Name, err)
-		}
-		req.Credentials = providers.NewCredentials(map[string]string{CredToken: tok})
-	}
-	return p.TokenAPI.Discover(ctx, req)
-}
-
 func (p *Provider) iamToken(ctx context.Context, c providers.Credentials) (string, error) {
 	if t, ok := c.Get(CredToken); ok {
 		return t, nil
