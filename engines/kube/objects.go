@@ -36,6 +36,8 @@ type Objects struct {
 	// prefixes never delete each other's objects.
 	Prune bool
 	Owns  func(name string) bool
+	// PageSize is the objects listed per request (0: all at once).
+	PageSize int64
 }
 
 // ObjectPlan is what Objects.Plan found to write.
@@ -57,13 +59,20 @@ func (o Objects) client() dynamic.ResourceInterface {
 // want takes. want's objects need a name, spec and the managed label.
 func (o Objects) Plan(ctx context.Context, want []*unstructured.Unstructured, res *Result) (*ObjectPlan, error) {
 	p := &ObjectPlan{o: o}
-	list, err := o.client().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", o.Resource.Resource, err)
-	}
-	have := make(map[string]*unstructured.Unstructured, len(list.Items))
-	for i := range list.Items {
-		have[list.Items[i].GetName()] = &list.Items[i]
+	have := map[string]*unstructured.Unstructured{}
+	opts := metav1.ListOptions{Limit: o.PageSize}
+	for {
+		list, err := o.client().List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", o.Resource.Resource, err)
+		}
+		for i := range list.Items {
+			have[list.Items[i].GetName()] = &list.Items[i]
+		}
+		if list.GetContinue() == "" {
+			break
+		}
+		opts.Continue = list.GetContinue()
 	}
 	desired := make(map[string]bool, len(want))
 	for _, w := range want {

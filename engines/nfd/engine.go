@@ -158,7 +158,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
-	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace}
+	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace, PageSize: e.cfg.PageSize}
 	if err := objs.Converge(ctx, g, want, res, opts); err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}

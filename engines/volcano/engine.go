@@ -174,7 +174,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
 	want := e.hyperNodes(g, func(n *topology.Node) string { return names[n.Name] })
-	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "HyperNode", Prune: true,
+	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "HyperNode", Prune: true, PageSize: e.cfg.PageSize,
 		Owns: func(name string) bool { return strings.HasPrefix(name, e.cfg.Prefix) }}
 	if err := objs.Converge(ctx, g, want, res, opts); err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)

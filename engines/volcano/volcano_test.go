@@ -48,11 +48,14 @@ func newSetup(t *testing.T, f kubetest.Fabric) *setup {
 	return s
 }
 
-func (s *setup) engine(t *testing.T, rc *rest.Config) *volcano.Engine {
+func (s *setup) engine(t *testing.T, rc *rest.Config, mut ...func(*volcano.Config)) *volcano.Engine {
 	t.Helper()
 	cfg := volcano.DefaultConfig()
 	cfg.Prefix = s.fabric.Prefix + "-hn-" // HyperNodes are cluster-scoped: keep tests apart
 	cfg.NodeSelector = kubetest.Selector(s.fabric.Prefix)
+	for _, m := range mut {
+		m(&cfg)
+	}
 	clients, err := kubeclient.NewClients(s.counter.Instrument(cfg.Tune(rc)))
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +158,24 @@ func TestHyperNodes(t *testing.T) {
 	}
 	if _, ok := s.hyperNodes(t)[p+"-hn-"+p+"-leaf004"]; ok {
 		t.Error("leaf004's HyperNode is still there")
+	}
+}
+
+// TestPagedLists: with a page size of 2 the nodes and the HyperNodes are
+// both listed page by page, and a rerun still finds every HyperNode it
+// wrote and writes nothing.
+func TestPagedLists(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 8, NodesPerLeaf: 2, LeavesPerSpine: 2})
+	e := s.engine(t, s.c.AdminConfig(), func(c *volcano.Config) { c.PageSize = 2 })
+	g := s.fabric.MustGraph(t)
+	if res, st := s.apply(t, e, g); res.Changed != 7 || st.ByVerb["create"] != 7 {
+		t.Fatalf("first run: %s; %+v", res.Summary(), st)
+	}
+	res, st := s.apply(t, e, g)
+	// 8 nodes and at least 7 HyperNodes, two per page.
+	if st.Writes != 0 || res.Unchanged != 7 || st.ByVerb["list"] < 8 {
+		t.Errorf("rerun: %s; %+v (want no writes, 7 unchanged, at least 8 list pages)", res.Summary(), st)
 	}
 }
 

@@ -53,7 +53,7 @@ type ClientConfig struct {
 	Burst int     `yaml:"burst"`
 	// Concurrency is how many writes run at once (default 16).
 	Concurrency int `yaml:"concurrency"`
-	// PageSize is the page size of the Node LIST (default 500).
+	// PageSize is the page size of every LIST (default 500).
 	PageSize int64 `yaml:"pageSize"`
 	// Timeout bounds each request (default 30s).
 	Timeout time.Duration `yaml:"timeout"`
