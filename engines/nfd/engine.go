@@ -114,9 +114,12 @@ func elements(g *topology.Graph, n *topology.Node) map[string]any {
 }
 
 // object is the NodeFeature of graph node n, owned by the Kubernetes
-// node of that uid when uid is set.
+// node of that uid when uid is set; nil when the graph places n nowhere.
 func (e *Engine) object(g *topology.Graph, n *topology.Node, k string, uid types.UID) *unstructured.Unstructured {
 	el := elements(g, n)
+	if el == nil {
+		return nil
+	}
 	spec := map[string]any{"features": map[string]any{"attributes": map[string]any{FeatureSet: map[string]any{"elements": el}}}}
 	if e.cfg.Labels {
 		labels, _ := e.keys.NodeLabels(g, n)
@@ -149,10 +152,11 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
 	var want []*unstructured.Unstructured
 	_, err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
-		if elements(g, n) == nil {
+		o := e.object(g, n, k.Name, k.UID)
+		if o == nil {
 			return false
 		}
-		want = append(want, e.object(g, n, k.Name, k.UID))
+		want = append(want, o)
 		return true
 	})
 	if err != nil {
@@ -189,8 +193,8 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 	var objs []*unstructured.Unstructured
 	for i := range g.Nodes() {
 		n := &g.Nodes()[i]
-		if elements(g, n) != nil {
-			objs = append(objs, e.object(g, n, n.Name, ""))
+		if o := e.object(g, n, n.Name, ""); o != nil {
+			objs = append(objs, o)
 		}
 	}
 	out, err := kube.RenderList(fmt.Sprintf("NodeFeature objects written by toposcope %s: %d of %d nodes.", Name, len(objs), len(g.Nodes())), objs)
