@@ -4,7 +4,7 @@ CACHE ?= $(or $(TOPOSCOPE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/toposcop
 GOLANGCI_LINT ?= $(shell command -v golangci-lint 2>/dev/null || echo $(CACHE)/bin/golangci-lint)
 PKGS ?= ./...
 
-.PHONY: all build image package binsize test verify fmt fmt-check vet lint bench fuzz clean
+.PHONY: all build build-server build-agent image package binsize test verify fmt fmt-check vet lint bench fuzz clean
 
 all: build
 
@@ -19,8 +19,13 @@ TAGS := grpcnotrace
 
 ## build: the release binaries: static (no cgo), trimmed paths, no symbol tables, the version set:
 ## bin/toposcope, and bin/toposcope-agent (the node agent alone, no cloud SDK) for the DaemonSet.
-build:
+build: build-server build-agent
+
+## build-server, build-agent: one of the two (the package and the size report need only the server).
+build-server:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope ./cmd/toposcope
+
+build-agent:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope-agent ./cmd/toposcope-agent
 
 ## image: the container images (Containerfile) as OCI archives, bin/toposcope-image.tar and bin/toposcope-agent-image.tar (the node agent), built with buildah.

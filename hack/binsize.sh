@@ -6,7 +6,7 @@
 # that links the sim provider and the Slurm engine (what a bare-metal Slurm
 # site needs), then the base plus one more plugin, and prints each one's
 # stripped size and what it adds to the base; last, the real binary
-# (bin/toposcope, from `make build`). Shared dependencies are counted in
+# (bin/toposcope, from `make build-server`). Shared dependencies are counted in
 # every plugin that needs them, so the additions sum to more than the
 # whole. `make binsize` runs it.
 set -euo pipefail
@@ -56,6 +56,6 @@ for v in aws gcp oci lambda nscale kubernetes infiniband; do
 	s=$(build "$v")
 	printf '%-12s %10s %12s\n' "$v" "$(mb "$s")" "$(mb $((s - base)))"
 done
-make --no-print-directory build >/dev/null
+make --no-print-directory build-server >/dev/null
 printf '%-12s %10s\n' "toposcope" "$(mb "$(stat -c %s bin/toposcope)")"
 rm -rf "$WORK"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # package.sh — build the toposcope .deb and .rpm (`make package`):
 #   dist/toposcope_<version>_amd64.deb and dist/toposcope-<version>.x86_64.rpm
-# from the release binary (`make build`), packaging/ (unit files, default
+# from the release binary (`make build-server`), packaging/ (unit files, default
 # configuration, scripts) and nfpm (hack/install-nfpm.sh installs it).
 #
 #   bash hack/package.sh [OUTDIR]     (default dist)
@@ -21,7 +21,7 @@ VERSION="${VERSION//-/\~}" # rpm allows no dash in a version; ~ sorts before the
 log() { printf '[package] %s\n' "$*"; }
 
 bash hack/install-nfpm.sh >/dev/null
-make --no-print-directory build VERSION="$VERSION"
+make --no-print-directory build-server VERSION="$VERSION"
 
 STAGE=.cache/package # packaging/nfpm.yaml names it
 rm -rf "$STAGE"
