@@ -28,6 +28,8 @@ TARGET="$BIN/kube-apiserver-$KUBE_VERSION"
 BUILD_LOG="${KUBE_BUILD_LOG:-$CACHE/kube-apiserver-build.log}"
 
 log() { printf '[install-kube] %s\n' "$*"; }
+# shellcheck source=lib/apt.sh
+source "$HERE/lib/apt.sh"
 die() { printf '[install-kube] ERROR: %s\n' "$*" >&2; exit 1; }
 
 # step NAME CMD... runs CMD and reports how long it took.
@@ -39,34 +41,11 @@ step() {
 	log "    ${name}: done in $((SECONDS - start))s"
 }
 
-pkg_installed() {
-	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
-}
-
-has_candidate() {
-	apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [0-9]'
-}
-
 # 1. Debian packages.
 install_packages() {
-	local missing=() p
-	for p in "${PKGS[@]}"; do
-		pkg_installed "$p" || missing+=("$p")
-	done
-	if ((${#missing[@]} == 0)); then
-		log "    already installed: ${PKGS[*]} ($(etcd --version 2>/dev/null | head -n 1))"
-		return
-	fi
-	for p in "${missing[@]}"; do
-		if ! has_candidate "$p"; then
-			log "    apt-get update (no candidate for $p)"
-			apt-get update -qq
-			break
-		fi
-	done
-	log "    apt-get install ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	apt_ensure --no-install-recommends "${PKGS[@]}"
 	command -v etcd >/dev/null || die "etcd not on PATH after installing etcd-server"
+	log "    ${PKGS[*]} installed ($(etcd --version 2>/dev/null | head -n 1))"
 }
 
 # 2. kube-apiserver from k8s.io/kubernetes.
