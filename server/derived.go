@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"sync"
 	"time"
 
@@ -94,23 +95,48 @@ func (d *derived) Document(variant string) ([]byte, error) {
 	}
 	var doc []byte
 	if variant == variantDOT {
-		doc = outline.AppendDOT(nil, d.Summary())
+		// The outline is small (1.15 MB at 100,000 nodes): appended,
+		// then kept as an exact copy.
+		dot := outline.AppendDOT(nil, d.Summary())
+		doc = make([]byte, len(dot))
+		copy(doc, dot)
 	} else {
-		var buf bytes.Buffer
-		s := &streamer{w: bufio.NewWriterSize(&buf, 64<<10)}
-		if variant == variantDOTNodes {
-			s.dot(d.graph)
-		} else {
-			s.json(d.graph)
-		}
-		if err := s.w.Flush(); err != nil {
+		// Encoded twice: once to count the bytes, once into a buffer of
+		// exactly that size. A growing buffer would leave about as much
+		// garbage as the document itself (32 MB of heap for a 9.7 MB
+		// document of 100,000 nodes) and keep up to twice its size.
+		var size counter
+		if err := d.encode(&size, variant); err != nil {
 			return nil, err
 		}
-		if s.err != nil {
-			return nil, s.err
+		buf := bytes.NewBuffer(make([]byte, 0, int(size)))
+		if err := d.encode(buf, variant); err != nil {
+			return nil, err
 		}
 		doc = buf.Bytes()
 	}
 	d.docs[variant] = doc
 	return doc, nil
+}
+
+// encode writes the graph's JSON or per-node DOT document to w.
+func (d *derived) encode(w io.Writer, variant string) error {
+	s := &streamer{w: bufio.NewWriterSize(w, 64<<10)}
+	if variant == variantDOTNodes {
+		s.dot(d.graph)
+	} else {
+		s.json(d.graph)
+	}
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	return s.err
+}
+
+// counter is a writer that keeps only the number of bytes written.
+type counter int64
+
+func (c *counter) Write(p []byte) (int, error) {
+	*c += counter(len(p))
+	return len(p), nil
 }
