@@ -14,15 +14,18 @@ type windowUsage struct {
 	runs *[]seg    // the replay's runs
 	acct []int     // per job, its account's tree index
 	gpus []float64 // per job, its GPUs
+	free []bool    // per job, unallocated work (charges no budget)
 	live []int     // runs of allocated jobs that may still be in the window
 	own  []float64
 }
 
 func newWindowUsage(tree *placement.Tree, jobs []Job) *windowUsage {
-	u := &windowUsage{acct: make([]int, len(jobs)), gpus: make([]float64, len(jobs)), own: make([]float64, len(tree.Accounts()))}
+	u := &windowUsage{acct: make([]int, len(jobs)), gpus: make([]float64, len(jobs)), free: make([]bool, len(jobs)),
+		own: make([]float64, len(tree.Accounts()))}
 	for i, j := range jobs {
 		u.acct[i], _ = tree.Lookup(j.Account)
 		u.gpus[i] = float64(j.GPUs)
+		u.free[i] = j.MinRuntime <= 0
 	}
 	return u
 }
@@ -69,14 +72,16 @@ func newFairOrder(tree *placement.Tree, usage *windowUsage) *fairOrder {
 	return &fairOrder{tree: tree, usage: usage, rank: make([]int, len(tree.Accounts()))}
 }
 
-// sort orders queue by FairShare, highest first, then submit order; the
-// FairShares are those of the last priorityCalcPeriod boundary. When
-// they did not change, queue[:sorted] is in order already and only the
-// jobs after it are put in place.
+// sort orders queue: allocated work before unallocated work (as a QOS
+// of higher priority would in Slurm: unallocated work charges no budget
+// and runs on what allocated work leaves), each by FairShare, highest
+// first, then submit order; the FairShares are those of the last
+// priorityCalcPeriod boundary. When they did not change, queue[:sorted]
+// is in order already and only the jobs after it are put in place.
 func (f *fairOrder) sort(queue []int, sorted int, t float64) {
-	acct := f.usage.acct
+	acct, free := f.usage.acct, f.usage.free
 	less := func(a, b int) int {
-		return cmp.Or(cmp.Compare(f.rank[acct[a]], f.rank[acct[b]]), cmp.Compare(a, b))
+		return cmp.Or(compareBool(free[a], free[b]), cmp.Compare(f.rank[acct[a]], f.rank[acct[b]]), cmp.Compare(a, b))
 	}
 	if !f.fresh || t >= f.rankAt+priorityCalcPeriod {
 		f.rerank(t)
@@ -106,4 +111,15 @@ func (f *fairOrder) rerank(t float64) {
 		}
 	}
 	f.rankAt, f.fresh = t, true
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

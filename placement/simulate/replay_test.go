@@ -253,3 +253,23 @@ func TestFairShareOrder(t *testing.T) {
 		t.Errorf("unknown order: %v", err)
 	}
 }
+
+// TestFairShareOrderAllocatedFirst: a fills the cluster; then b queues
+// unallocated work (min runtime 0) and a, which has used its share,
+// allocated work. In fair-share order a's allocated job runs first
+// although b stands better: unallocated work charges no budget and runs
+// on what allocated work leaves.
+func TestFairShareOrderAllocatedFirst(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs := trace(t, "0,a,128,1000,10\n1,b,128,10,0\n2,a,128,10,5\n")
+	for _, p := range simulate.Policies() {
+		r, err := simulate.Run(g, jobs, p, simulate.Options{Order: simulate.OrderFairShare})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Starts[2] != 1000 || r.Starts[1] != 1010 {
+			t.Errorf("%s: starts %v; want the allocated job 2 at 1000 and the unallocated job 1 at 1010", p, r.Starts)
+		}
+	}
+}

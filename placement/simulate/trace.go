@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -137,12 +138,21 @@ func WriteTrace(w io.Writer, jobs []Job) error {
 
 // SyntheticOptions shape a generated trace.
 type SyntheticOptions struct {
-	// Jobs is the number of jobs (required, > 0).
+	// Jobs is the number of jobs (> 0), or, with Horizon, the most jobs
+	// (0: no limit).
 	Jobs int
+	// Horizon, when positive, ends the trace at the first submit past
+	// Horizon seconds.
+	Horizon float64
 	// Seed seeds the PCG generator; equal options give equal traces.
 	Seed uint64
-	// Accounts is the number of accounts, acct00.. (default 4).
+	// Accounts is the number of accounts, acct00.. (default 4), drawn
+	// with equal chances; ignored when Mix is set.
 	Accounts int
+	// Mix, when set, names the accounts and the share of the offered
+	// GPU-time each submits: a job's account is drawn with chances
+	// proportional to Weight.
+	Mix []AccountWeight
 	// MaxGPUs caps a job's GPUs (default 256); sizes are powers of two.
 	MaxGPUs int
 	// Alpha is the Zipf exponent over size classes 1,2,4,..: P(2^k) ∝
@@ -157,15 +167,39 @@ type SyntheticOptions struct {
 	// Load, when positive, is the offered load as a fraction of
 	// CapacityGPUs: it sets MeanInterarrival to the mean job size times
 	// MeanDuration over Load × CapacityGPUs.
-	Load         float64
+	Load float64
+	// CapacityGPUs is the cluster's GPUs (needed with Load).
 	CapacityGPUs int
+}
+
+// AccountWeight is one account of a SyntheticOptions.Mix.
+type AccountWeight struct {
+	Account string
+	Weight  float64
 }
 
 // Validate reports options Synthetic cannot use (after defaults).
 func (o SyntheticOptions) Validate() error {
 	var errs []error
-	if o.Jobs <= 0 {
+	switch {
+	case o.Horizon < 0:
+		errs = append(errs, errors.New("horizon must not be negative"))
+	case o.Horizon == 0 && o.Jobs <= 0:
 		errs = append(errs, errors.New("jobs must be positive"))
+	case o.Jobs < 0:
+		errs = append(errs, errors.New("jobs must not be negative"))
+	}
+	seen := map[string]bool{}
+	for i, a := range o.Mix {
+		switch {
+		case a.Account == "":
+			errs = append(errs, fmt.Errorf("mix[%d]: account name is empty", i))
+		case seen[a.Account]:
+			errs = append(errs, fmt.Errorf("mix[%d]: account %q is listed twice", i, a.Account))
+		case !(a.Weight > 0) || math.IsInf(a.Weight, 1):
+			errs = append(errs, fmt.Errorf("mix[%d]: account %q: weight must be positive", i, a.Account))
+		}
+		seen[a.Account] = true
 	}
 	if o.Accounts < 0 || o.MaxGPUs < 0 || o.Alpha < 0 || o.MeanInterarrival < 0 || o.MeanDuration < 0 || o.Load < 0 {
 		errs = append(errs, errors.New("accounts, max GPUs, alpha, means and load must not be negative"))
@@ -222,10 +256,17 @@ func Synthetic(o SyntheticOptions) ([]Job, error) {
 		}
 		o.MeanInterarrival = meanGPUs * o.MeanDuration / (o.Load * float64(o.CapacityGPUs))
 	}
-	jobs := make([]Job, o.Jobs)
+	pick := accountPicker(o)
+	var jobs []Job
+	if o.Jobs > 0 {
+		jobs = make([]Job, 0, o.Jobs)
+	}
 	t := 0.0
-	for i := range jobs {
+	for i := 0; o.Jobs == 0 || i < o.Jobs; i++ {
 		t += math.Round(rng.ExpFloat64() * o.MeanInterarrival)
+		if o.Horizon > 0 && t > o.Horizon {
+			break
+		}
 		u, k := rng.Float64()*sum, 0
 		for ; k < len(weights)-1 && u >= weights[k]; k++ {
 			u -= weights[k]
@@ -233,12 +274,31 @@ func Synthetic(o SyntheticOptions) ([]Job, error) {
 		// Pareto with shape 1.5 has mean 3·xm; scale so the mean is MeanDuration.
 		d := (o.MeanDuration / 3) / math.Pow(1-rng.Float64(), 1/1.5)
 		d = math.Round(min(d, 48*3600))
-		j := Job{ID: i, Submit: t, Account: fmt.Sprintf("acct%02d", rng.IntN(o.Accounts)), GPUs: 1 << k, Duration: max(d, 1)}
+		j := Job{ID: i, Submit: t, Account: pick(rng), GPUs: 1 << k, Duration: max(d, 1)}
 		if i%3 == 0 {
 			j.MinRuntime = math.Round(j.Duration / 4)
 		}
 		j.Resumable = i%2 == 0 // half the jobs checkpoint
-		jobs[i] = j
+		jobs = append(jobs, j)
 	}
 	return jobs, nil
+}
+
+// accountPicker draws a job's account: acct00.. with equal chances, or
+// from o.Mix by weight.
+func accountPicker(o SyntheticOptions) func(*rand.Rand) string {
+	if len(o.Mix) == 0 {
+		return func(rng *rand.Rand) string { return fmt.Sprintf("acct%02d", rng.IntN(o.Accounts)) }
+	}
+	cum := make([]float64, len(o.Mix))
+	total := 0.0
+	for i, a := range o.Mix {
+		total += a.Weight
+		cum[i] = total
+	}
+	return func(rng *rand.Rand) string {
+		u := rng.Float64() * total
+		i, _ := slices.BinarySearch(cum, u)
+		return o.Mix[min(i, len(cum)-1)].Account
+	}
 }

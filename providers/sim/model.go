@@ -20,7 +20,7 @@ var bundledFS embed.FS
 
 // bundledNames lists the bundled models in the order Bundled reports them.
 func bundledNames() []string {
-	return []string{"small-tree", "fat-tree-512", "nvl72", "mixed", "topograph-medium", "topograph-small-tree", "topograph-large"}
+	return []string{"small-tree", "fat-tree-512", "venus-1080", "nvl72", "mixed", "topograph-medium", "topograph-small-tree", "topograph-large"}
 }
 
 // Info describes a model, as listed by Bundled.

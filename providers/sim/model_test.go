@@ -37,6 +37,7 @@ func TestBundledModels(t *testing.T) {
 	}{
 		{"small-tree", counts{nodes: 16, switches: 3, levels: 2}},
 		{"fat-tree-512", counts{nodes: 512, switches: 21, levels: 3}},
+		{"venus-1080", counts{nodes: 135, switches: 13, levels: 3}},
 		{"nvl72", counts{nodes: 144, switches: 7, levels: 3, domains: 8}},
 		{"mixed", counts{nodes: 42, switches: 4, levels: 2, domains: 1, subDomains: 2, unplaced: 8}},
 	}
@@ -120,7 +121,7 @@ func TestBundledList(t *testing.T) {
 			t.Errorf("bad info %+v", info)
 		}
 	}
-	if want := []string{"small-tree", "fat-tree-512", "nvl72", "mixed", "topograph-medium", "topograph-small-tree", "topograph-large"}; !slices.Equal(names, want) {
+	if want := []string{"small-tree", "fat-tree-512", "venus-1080", "nvl72", "mixed", "topograph-medium", "topograph-small-tree", "topograph-large"}; !slices.Equal(names, want) {
 		t.Errorf("Bundled names = %v, want %v", names, want)
 	}
 	entries, err := fs.Glob(bundledFS, "models/*.yaml")
@@ -148,8 +149,8 @@ func TestLoad(t *testing.T) {
 		{arg: "small-tree", nodes: 16},
 		{arg: good, nodes: 3},
 		{arg: bad, wantErr: []string{bad, "switch (line 2): unknown key"}},
-		{arg: filepath.Join(dir, "nope.yaml"), wantErr: []string{"neither a bundled model", "small-tree, fat-tree-512, nvl72, mixed"}},
-		{arg: "no-such-model", wantErr: []string{`"no-such-model"`, "small-tree, fat-tree-512, nvl72, mixed"}},
+		{arg: filepath.Join(dir, "nope.yaml"), wantErr: []string{"neither a bundled model", "small-tree, fat-tree-512, venus-1080, nvl72, mixed"}},
+		{arg: "no-such-model", wantErr: []string{`"no-such-model"`, "small-tree, fat-tree-512, venus-1080, nvl72, mixed"}},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.arg), func(t *testing.T) {

@@ -21,11 +21,13 @@ import (
 
 // simulateOptions are the flags of toposcope simulate.
 type simulateOptions struct {
-	model, trace, writeTrace, budgets, within, order string
-	policies                                         []string
-	synth                                            simulate.SyntheticOptions
-	fifo, asJSON, preempt                            bool
-	progressOut                                      func() io.Writer
+	model, trace, writeTrace, budgets, within, order, scenario string
+	policies                                                   []string
+	synth                                                      simulate.SyntheticOptions
+	fifo, asJSON, preempt                                      bool
+	progressOut                                                func() io.Writer
+	// changed reports whether a flag was given.
+	changed func(name string) bool
 }
 
 func newSimulateCmd(env *Env) *cobra.Command {
@@ -39,12 +41,17 @@ mean leaf span and lowest-common-switch level of multi-node jobs, p50/p90
 wait, the wait of the largest jobs, GPU occupancy, and delivered/owed
 GPU-hours per account. See docs/placement.md.`,
 		Example: `  toposcope simulate --model fat-tree-512 --jobs 5000 --max-gpus 1024 --interarrival 45 --seed 1
-  toposcope simulate --model nvl72 --within domain --trace jobs.csv --json`,
+  toposcope simulate --model nvl72 --within domain --trace jobs.csv --json
+  toposcope simulate --scenario venus --preempt --seed 2`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return runSimulate(env, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.changed = cmd.Flags().Changed
+			return runSimulate(env, o)
+		},
 	}
 	o.progressOut = progressFlag(cmd, env)
 	f := cmd.Flags()
+	f.StringVar(&o.scenario, "scenario", "", "bundled scenario ("+strings.Join(simulate.Scenarios(), ", ")+") or scenario file: its model, budgets, order and synthetic workload (--seed, --model and --order still apply)")
 	f.StringVar(&o.model, "model", "fat-tree-512", "bundled model name or model file")
 	f.StringVar(&o.trace, "trace", "", "CSV job trace (default: a synthetic trace from the flags below)")
 	f.StringVar(&o.writeTrace, "write-trace", "", "also write the replayed trace to this CSV file")
@@ -59,7 +66,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.StringSliceVar(&o.policies, "policies", simulate.Policies(), "policies to compare")
 	f.StringVar(&o.within, "within", "leaf", "jobs that fit one leaf (or NVLink domain) must start in one: leaf, domain or none")
 	f.BoolVar(&o.fifo, "fifo", false, "no backfill: the oldest waiting job blocks the queue")
-	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing recomputed at every event)")
+	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing, recomputed every 5 simulated minutes)")
 	f.BoolVar(&o.preempt, "preempt", false, "the toposcope policy preempts unallocated or over-served work past its min runtime for allocated jobs (the baselines never preempt)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
@@ -67,6 +74,10 @@ GPU-hours per account. See docs/placement.md.`,
 }
 
 func runSimulate(env *Env, o *simulateOptions) error {
+	sc, err := o.loadScenario()
+	if err != nil {
+		return err
+	}
 	m, err := sim.Load(o.model)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -77,6 +88,9 @@ func runSimulate(env *Env, o *simulateOptions) error {
 	}
 	for _, n := range g.Nodes() {
 		o.synth.CapacityGPUs += n.GPUs
+	}
+	if sc != nil {
+		o.synth = sc.Synthetic(o.synth.Seed, o.synth.CapacityGPUs)
 	}
 	jobs, err := o.jobs()
 	if err != nil {
@@ -92,12 +106,17 @@ func runSimulate(env *Env, o *simulateOptions) error {
 		}
 	}
 	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order, Preempt: o.preempt}
-	if o.budgets != "" {
-		b, err := readYAML(o.budgets, placement.ParseBudgets)
-		if err != nil {
+	var budgets *placement.Budgets
+	switch {
+	case sc != nil:
+		budgets = sc.Budgets()
+	case o.budgets != "":
+		if budgets, err = readYAML(o.budgets, placement.ParseBudgets); err != nil {
 			return err
 		}
-		if opts.Tree, err = placement.NewTree(b); err != nil {
+	}
+	if budgets != nil {
+		if opts.Tree, err = placement.NewTree(budgets); err != nil {
 			return fmt.Errorf("%w: %w", ErrUsage, err)
 		}
 	}
@@ -142,4 +161,32 @@ func (o *simulateOptions) jobs() ([]simulate.Job, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUsage, o.trace, err)
 	}
 	return jobs, nil
+}
+
+// scenarioSets are the flags a scenario sets and that cannot be given
+// with it.
+var scenarioSets = []string{"trace", "budgets", "jobs", "accounts", "max-gpus", "alpha", "interarrival", "mean-duration", "load"}
+
+// loadScenario reads --scenario, if given, and takes its model and order
+// unless --model or --order was given.
+func (o *simulateOptions) loadScenario() (*simulate.Scenario, error) {
+	if o.scenario == "" {
+		return nil, nil
+	}
+	for _, name := range scenarioSets {
+		if o.changed != nil && o.changed(name) {
+			return nil, fmt.Errorf("%w: --%s cannot be given with --scenario, which sets the workload and the budgets", ErrUsage, name)
+		}
+	}
+	sc, err := simulate.LoadScenario(o.scenario)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if o.changed == nil || !o.changed("model") {
+		o.model = sc.Model
+	}
+	if o.changed == nil || !o.changed("order") {
+		o.order = sc.Order
+	}
+	return sc, nil
 }
