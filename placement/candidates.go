@@ -98,6 +98,9 @@ func (p *planner) candidates(class int, out *[]Candidate) {
 		if class > 0 && len(cand.Victims) == 0 {
 			continue // the same as a free candidate
 		}
+		if class > 0 && p.cfg.MaxLossRatio > 0 && cand.Scores.Preemption > p.cfg.MaxLossRatio*p.jobSeconds() {
+			continue // it would destroy more than the request will run
+		}
 		if class == 2 && cand.Scores.WaitSeconds == 0 {
 			continue // the same as a reclaim-now candidate
 		}

@@ -63,6 +63,12 @@ type Config struct {
 	// request's; default 4 (an 8-GPU request never preempts a 576-GPU
 	// job). 0 turns the guard off.
 	MaxVictimRatio float64 `yaml:"maxVictimRatio" json:"maxVictimRatio"`
+	// MaxLossRatio bounds what a preempting candidate destroys: the
+	// GPU-time its victims lose (run so far, or since the last
+	// checkpoint) is at most this many times the request's own
+	// (GPUs × duration, at least an hour); default 1. 0 turns the guard
+	// off.
+	MaxLossRatio float64 `yaml:"maxLossRatio" json:"maxLossRatio"`
 	// CheckpointInterval is how often resumable work is taken to
 	// checkpoint: preempting it loses at most this much of its run, and
 	// it is preempted before work that would restart; default 1 h.
@@ -80,7 +86,7 @@ func DefaultConfig() Config {
 	return Config{
 		Mode: ModeFairTree, Window: 7 * 24 * time.Hour, HalfLife: 7 * 24 * time.Hour,
 		MinRuntimeCap: 8 * time.Hour, DebugMinRuntime: 15 * time.Minute, Horizon: 2 * time.Hour,
-		MaxVictimRatio: 4, CheckpointInterval: time.Hour, MaxCandidates: 4, Ranking: RankLexicographic,
+		MaxVictimRatio: 4, MaxLossRatio: 1, CheckpointInterval: time.Hour, MaxCandidates: 4, Ranking: RankLexicographic,
 		Weights: Weights{LCA: 4, Span: 2, Domains: 1, Frag: 1, Keep: 1, Preemption: 2, Wait: 1},
 	}
 }
@@ -112,6 +118,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxVictimRatio < 0 {
 		bad("maxVictimRatio", "must not be negative (0 turns the guard off)")
+	}
+	if c.MaxLossRatio < 0 {
+		bad("maxLossRatio", "must not be negative (0 turns the guard off)")
 	}
 	if c.MaxCandidates < 1 {
 		bad("maxCandidates", "must be at least 1")

@@ -215,6 +215,7 @@ func TestVictimProportionAndResumable(t *testing.T) {
 			first.Workload, first.LostGPUSeconds, 4*cfg.CheckpointInterval.Seconds())
 	}
 	cfg.MaxVictimRatio = 0 // the guard off: the big job may go
+	cfg.MaxLossRatio = 0   // (a restart would lose 64 GPU-hours for 4)
 	res, err = Place(cl, st, Request{Account: "b", GPUs: 4, Duration: time.Hour, MinRuntime: time.Hour}, cfg)
 	if err != nil {
 		t.Fatal(err)

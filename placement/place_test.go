@@ -67,6 +67,9 @@ func TestPlace(t *testing.T) {
 	nvl, small := model(t, "nvl72"), model(t, "small-tree")
 	long := DefaultConfig()
 	long.Horizon = 8 * time.Hour
+	long.MaxLossRatio = 0 // the horizon class, not the loss, is under test
+	noLossGuard := DefaultConfig()
+	noLossGuard.MaxLossRatio = 0
 	for _, tc := range []struct {
 		name    string
 		g       *topology.Graph
@@ -87,7 +90,14 @@ func TestPlace(t *testing.T) {
 			class: ClassFree, group: "switch leaf1", lca: 0, leaves: 1, doms: 2},
 		{name: "required-domain-too-big", g: nvl, req: Request{Account: "a", GPUs: 80, Within: ScopeDomain, Required: true},
 			err: ErrNoCandidate},
-		{name: "reclaim-unallocated", g: small, recs: smallTreeLedger(), req: Request{Account: "a", GPUs: 64, MinRuntime: time.Hour},
+		// leaf1's eight jobs have run 36 node-hours: 288 GPU-hours lost,
+		// at most once the 64-GPU request's own GPU-time (4.5 h and more).
+		{name: "reclaim-unallocated", g: small, recs: smallTreeLedger(), req: Request{Account: "a", GPUs: 64, MinRuntime: time.Hour, Duration: 6 * time.Hour},
+			class: ClassReclaim, group: "switch leaf1", lca: 0, leaves: 1, victims: 8},
+		{name: "loss-out-of-proportion", g: small, recs: smallTreeLedger(), req: Request{Account: "a", GPUs: 64, MinRuntime: time.Hour, Duration: time.Hour},
+			err: ErrNoCandidate},
+		{name: "loss-guard-off", g: small, recs: smallTreeLedger(), cfg: noLossGuard,
+			req:   Request{Account: "a", GPUs: 64, MinRuntime: time.Hour, Duration: time.Hour},
 			class: ClassReclaim, group: "switch leaf1", lca: 0, leaves: 1, victims: 8},
 		{name: "unallocated-request-cannot-preempt", g: small, recs: smallTreeLedger(), req: Request{Account: "a", GPUs: 64},
 			err: ErrNoCandidate},

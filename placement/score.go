@@ -101,8 +101,7 @@ func (p *planner) finish(cand *Candidate, hmin int, loose bool) {
 		sc.SDomains = 1 / float64(sc.Domains)
 	}
 	w := p.cfg.Weights
-	jobSeconds := float64(p.need) * math.Max(p.req.Duration.Seconds(), 3600)
-	normCost := math.Min(1, sc.Preemption/jobSeconds)
+	normCost := math.Min(1, sc.Preemption/p.jobSeconds())
 	normWait := 0.0
 	if p.cfg.Horizon > 0 {
 		normWait = math.Min(1, sc.WaitSeconds/p.cfg.Horizon.Seconds())
@@ -116,6 +115,12 @@ func (p *planner) finish(cand *Candidate, hmin int, loose bool) {
 	class := float64(slices.Index(classNames[:], cand.Class))
 	cand.RankKey = []float64{class, miss, float64(sc.LCALevel), float64(sc.Leaves), float64(sc.Domains),
 		-round6(sc.SFrag), -round6(sc.SKeep), sc.Preemption, sc.WaitSeconds}
+}
+
+// jobSeconds is the request's GPU-seconds, its duration taken as at
+// least an hour: what preemption costs are measured against.
+func (p *planner) jobSeconds() float64 {
+	return float64(p.need) * math.Max(p.req.Duration.Seconds(), 3600)
 }
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

@@ -19,7 +19,7 @@ func TestWriteTableGolden(t *testing.T) {
 		name string
 		req  Request
 	}{
-		{"small-tree-reclaim", Request{Account: "a", GPUs: 64, MinRuntime: time.Hour, Duration: 2 * time.Hour}},
+		{"small-tree-reclaim", Request{Account: "a", GPUs: 64, MinRuntime: time.Hour, Duration: 6 * time.Hour}},
 		{"small-tree-free", Request{Account: "a", GPUs: 16, Within: ScopeLeaf}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,10 +9,13 @@ import (
 
 // TestPreemption: on small-tree (128 GPUs, two leaves of 64), job 0 of
 // account a holds every GPU for 10,000 s; at 5,400 s account b asks for
-// one leaf for 100 s. With Preempt the toposcope policy stops job 0 when
-// the planner allows it and queues it again: it restarts from scratch,
-// or, resumable, from its last checkpoint (hourly: it loses 1,800 s);
-// either way it waits for b's job to end.
+// one leaf. With Preempt the toposcope policy stops job 0 when the
+// planner allows it and queues it again: it restarts from scratch, or,
+// resumable, from its last checkpoint (hourly: it loses 1,800 s); either
+// way it waits for b's job to end. The planner allows it only when job 0
+// loses no more GPU-time than b's job runs (at least an hour's worth):
+// a restart (192 GPU-hours) for a job of 20,000 s, not of 100 s.
+// (The span is the last end: job 0's, after b's.)
 func TestPreemption(t *testing.T) {
 	t.Parallel()
 	g := model(t, "small-tree")
@@ -26,9 +29,14 @@ func TestPreemption(t *testing.T) {
 		lost      float64 // GPU-hours
 		span      float64
 	}{
-		{"unallocated victim restarts", "0,a,128,10000,0,0\n5400,b,64,100,50,0\n", simulate.PolicyToposcope, true, 5400, 1, 192, 15500},
-		{"resumable victim resumes from its checkpoint", "0,a,128,10000,0,1\n5400,b,64,100,50,0\n", simulate.PolicyToposcope, true, 5400, 1, 64, 11900},
-		{"allocated victim past min runtime, owner over-served", "0,a,128,10000,3600,0\n5400,b,64,100,50,0\n", simulate.PolicyToposcope, true, 5400, 1, 192, 15500},
+		{"unallocated victim restarts", "0,a,128,10000,0,0\n5400,b,64,20000,50,0\n", simulate.PolicyToposcope, true, 5400, 1, 192, 35400},
+		{"loss out of proportion (192 GPU-h for 64)", "0,a,128,10000,0,0\n5400,b,64,100,50,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},
+		// The planner counts a resumable victim's loss as a whole
+		// checkpoint interval (128 GPU-hours): b's job of 2 h is worth it.
+		{"resumable victim resumes from its checkpoint", "0,a,128,10000,0,1\n5400,b,64,7200,50,0\n", simulate.PolicyToposcope, true, 5400, 1, 64, 19000},
+		// Resumable, so that b's job is worth the loss and b still stands
+		// below a with it (a restart would cost exactly a's whole usage).
+		{"allocated victim past min runtime, owner over-served", "0,a,128,10000,3600,1\n5400,b,64,7200,50,0\n", simulate.PolicyToposcope, true, 5400, 1, 64, 19000},
 		{"victim within its min runtime", "0,a,128,10000,7200,0\n5400,b,64,100,50,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},
 		{"victim out of proportion (128 > 4 × 8 GPUs)", "0,a,128,10000,0,0\n5400,b,8,100,50,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},
 		{"unallocated work never preempts", "0,a,128,10000,0,0\n5400,b,64,100,0,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},
