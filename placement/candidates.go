@@ -2,27 +2,48 @@ package placement
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
 
-// group is a domain (kind 'd'), a switch subtree ('s') or the cluster ('c').
+// group is a domain (kind 'd'), a switch subtree ('s') or the cluster
+// ('c'). cap is what the request can use of it; free is all it has free
+// (or reclaimable, for classes above free), GPUs on nodes too full for
+// the request's pods included: what it has left for others once the job
+// is in is free minus the job.
 type group struct {
 	kind byte
 	idx  int
 	cap  int
+	free int
+	// slack is, for a one-pod request, the fewest GPUs a node of the
+	// group that fits the pod keeps free once it is in (0: one fits it
+	// exactly); 0 for other requests.
+	slack int
 }
 
 // candidates appends the best candidates of one class.
 func (p *planner) candidates(class int, out *[]Candidate) {
 	p.capacities(class)
 	c := p.c
-	swCap := make([]int, len(c.switches))
-	total := 0
+	swCap, swFree, swSlack := make([]int, len(c.switches)), make([]int, len(c.switches)), make([]int, len(c.switches))
+	onePod := p.req.Nodes == 1
+	if onePod {
+		for i := range swSlack {
+			swSlack[i] = math.MaxInt
+		}
+	}
+	total, totalFree := 0, 0
 	for i, v := range p.nodeCap {
 		total += v
+		totalFree += p.nodeAvail[i]
 		if l := c.nodes[i].leaf; l >= 0 {
 			swCap[l] += v
+			swFree[l] += p.nodeAvail[i]
+			if onePod && v >= p.need {
+				swSlack[l] = min(swSlack[l], p.nodeAvail[i]-p.need)
+			}
 		}
 	}
 	if total < p.need {
@@ -31,24 +52,39 @@ func (p *planner) candidates(class int, out *[]Candidate) {
 	for i := range c.switches {
 		if par := c.switches[i].parent; par >= 0 {
 			swCap[par] += swCap[i]
+			swFree[par] += swFree[i]
+			swSlack[par] = min(swSlack[par], swSlack[i])
 		}
 	}
 	p.swCap, p.total = swCap, total
 	var groups []group
 	pick := func(gs []group) {
-		slices.SortStableFunc(gs, func(a, b group) int { return cmp.Compare(a.cap, b.cap) })
+		// The tightest first: for one pod, the group whose best node
+		// it fills most closely (a partly used node that fits it
+		// exactly beats breaking a whole free one), then least left
+		// free once the job is in, then least usable.
+		slices.SortStableFunc(gs, func(a, b group) int {
+			return cmp.Or(cmp.Compare(a.slack, b.slack), cmp.Compare(a.free, b.free), cmp.Compare(a.cap, b.cap))
+		})
 		groups = append(groups, gs[:min(len(gs), p.cfg.MaxCandidates)]...)
 	}
 	scoped := p.req.Within != ScopeNone
 	if p.req.Within == ScopeDomain || !scoped {
 		var gs []group
 		for d, nodes := range c.domains {
-			v := 0
-			for _, ni := range nodes {
-				v += p.nodeCap[ni]
+			g := group{kind: 'd', idx: d}
+			if onePod {
+				g.slack = math.MaxInt
 			}
-			if v >= p.need {
-				gs = append(gs, group{'d', d, v})
+			for _, ni := range nodes {
+				g.cap += p.nodeCap[ni]
+				g.free += p.nodeAvail[ni]
+				if onePod && p.nodeCap[ni] >= p.need {
+					g.slack = min(g.slack, p.nodeAvail[ni]-p.need)
+				}
+			}
+			if g.cap >= p.need {
+				gs = append(gs, g)
 			}
 		}
 		pick(gs)
@@ -60,7 +96,7 @@ func (p *planner) candidates(class int, out *[]Candidate) {
 		for i := range c.switches {
 			if swCap[i] >= p.need {
 				l := c.switches[i].level
-				byLevel[l] = append(byLevel[l], group{'s', i, swCap[i]})
+				byLevel[l] = append(byLevel[l], group{'s', i, swCap[i], swFree[i], swSlack[i]})
 				maxLevel = max(maxLevel, l)
 			}
 		}
@@ -78,7 +114,7 @@ func (p *planner) candidates(class int, out *[]Candidate) {
 			}
 		}
 		if maxLevel < 0 && (p.req.Within != ScopeLeaf || !p.req.Required) {
-			groups = append(groups, group{'c', -1, total})
+			groups = append(groups, group{'c', -1, total, totalFree, 0})
 			hmin = c.depth
 		}
 	}
@@ -289,7 +325,10 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 	// Fragmentation is the group's own: what this domain, switch or
 	// cluster has left for others once the job is in (a domain with 8
 	// free beats one with 32 free under the same leaf).
-	sc.Residual = g.cap - p.need
+	sc.Residual = g.free - p.need
+	if p.req.Nodes == 1 && len(set) == 1 {
+		sc.NodeSlack = p.nodeAvail[set[0]] - p.need
+	}
 	sc.SFrag = 1 - float64(max(0, sc.Residual))/float64(max(1, p.groupTotal(g)))
 	for _, f := range p.freeDoms {
 		if f {

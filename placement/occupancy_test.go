@@ -91,6 +91,45 @@ func TestNodeBestFitPerNodeShape(t *testing.T) {
 	}
 }
 
+// TestLeafExactFitBeforeWholeNode: leaf1 has one whole free node left,
+// leaf2 two nodes with exactly 4 GPUs free (as many free GPUs, but more
+// nodes that fit a 4-GPU pod). The pod goes onto one of leaf2's partly
+// used nodes instead of breaking leaf1's whole free node; a whole-node
+// request still takes leaf1's.
+func TestLeafExactFitBeforeWholeNode(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree") // leaf1 gpu001-008, leaf2 gpu009-016, 8 GPUs each
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	var recs []Record
+	busy := func(node string, gpus int) {
+		recs = append(recs, Record{Account: "a", Workload: "w-" + node, GPUs: gpus, Nodes: []string{node}, Start: now.Add(-time.Hour)})
+	}
+	for i := 1; i <= 7; i++ {
+		busy(fmt.Sprintf("gpu%03d", i), 8)
+	}
+	busy("gpu009", 4)
+	busy("gpu010", 4)
+	for i := 11; i <= 16; i++ {
+		busy(fmt.Sprintf("gpu%03d", i), 8)
+	}
+	cl, st := occupied(t, g, recs, now)
+	for _, tt := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Account: "b", Nodes: 1, GPUsPerNode: 4, Duration: time.Hour}, "gpu009"},
+		{Request{Account: "b", Nodes: 1, GPUsPerNode: 8, Duration: time.Hour}, "gpu008"},
+	} {
+		res, err := Place(cl, st, tt.req, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Candidates[0].Nodes; len(got) != 1 || got[0].Node != tt.want {
+			t.Errorf("1×%d: first candidate takes %v, want %s", tt.req.GPUsPerNode, got, tt.want)
+		}
+	}
+}
+
 // TestDomainTightness: a small job goes into the accelerator domain with
 // the fewest free GPUs that holds it (the candidate group's own
 // residual), not into a roomier one under the same leaf.

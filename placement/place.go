@@ -42,13 +42,16 @@ type NodeTake struct {
 
 // Scores are a candidate's component scores (fairshare.md §9.4).
 type Scores struct {
-	LCALevel   int    `json:"lcaLevel"`
-	LCASwitch  string `json:"lcaSwitch,omitempty"`
-	Leaves     int    `json:"leavesSpanned"`
-	Domains    int    `json:"domainsSpanned"`
-	Residual   int    `json:"residualFree"`
-	FreeBefore int    `json:"wholeFreeDomainsBefore"`
-	FreeAfter  int    `json:"wholeFreeDomainsAfter"`
+	LCALevel  int    `json:"lcaLevel"`
+	LCASwitch string `json:"lcaSwitch,omitempty"`
+	Leaves    int    `json:"leavesSpanned"`
+	Domains   int    `json:"domainsSpanned"`
+	Residual  int    `json:"residualFree"`
+	// NodeSlack is, for a one-pod request, the GPUs its node keeps free
+	// once the pod is in (0: the pod fills it exactly); 0 otherwise.
+	NodeSlack  int `json:"nodeSlack"`
+	FreeBefore int `json:"wholeFreeDomainsBefore"`
+	FreeAfter  int `json:"wholeFreeDomainsAfter"`
 	// FreeSwBefore and FreeSwAfter count the switches, at every level,
 	// all of whose nodes are free: the whole free blocks of a fabric
 	// without accelerator domains.

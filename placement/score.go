@@ -114,7 +114,7 @@ func (p *planner) finish(cand *Candidate, hmin int, loose bool) {
 	}
 	class := float64(slices.Index(classNames[:], cand.Class))
 	cand.RankKey = []float64{class, miss, float64(sc.LCALevel), float64(sc.Leaves), float64(sc.Domains),
-		-round6(sc.SFrag), -round6(sc.SKeep), sc.Preemption, sc.WaitSeconds}
+		float64(sc.NodeSlack), -round6(sc.SFrag), -round6(sc.SKeep), sc.Preemption, sc.WaitSeconds}
 }
 
 // jobSeconds is the request's GPU-seconds, its duration taken as at

@@ -63,5 +63,5 @@ func WriteTable(w io.Writer, res *Result) error {
 	return nil
 }
 
-var rankKeyNames = []string{"class", "preferredMissed", "lcaLevel", "leaves", "domains", "-sFrag", "-sKeep",
+var rankKeyNames = []string{"class", "preferredMissed", "lcaLevel", "leaves", "domains", "nodeSlack", "-sFrag", "-sKeep",
 	"preemptionGPUSeconds", "waitSeconds"}
