@@ -55,6 +55,10 @@ type replayer struct {
 	usage  *windowUsage // nil unless the order or the policy ranks by usage
 	// checkpoint is how often resumable work checkpoints, in seconds.
 	checkpoint float64
+	// defragAfter, when positive, is how long the head job waits before
+	// whole leaves are freed for it (defragment); defrags counts them.
+	defragAfter float64
+	defrags     int
 
 	h     runHeap
 	gen   []int     // per job, the generation of its live heap entry
@@ -215,6 +219,16 @@ func (r *replayer) schedule(t float64) error {
 		if takes == nil && r.fifo {
 			kept = append(kept, r.queue[qi:]...)
 			break
+		}
+		if takes == nil && reserved < 0 && !held && r.defragAfter > 0 {
+			started, err := r.defragment(ji, t)
+			if err != nil {
+				return err
+			}
+			if started {
+				known = false
+				continue
+			}
 		}
 		if takes == nil {
 			kept = append(kept, ji)

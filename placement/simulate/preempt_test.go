@@ -100,3 +100,58 @@ func TestPreemptionKeepsAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestDefragment: sixteen 8-GPU jobs fill small-tree's two leaves; a
+// 64-GPU job (a whole leaf) arrives at 10 s and a 1-GPU job at 4,000 s
+// (an event past the bound). With DefragAfter 3,600 s the toposcope
+// policy frees one leaf at 4,000 s by preempting its eight resumable
+// jobs, which lose the 400 s since their last hourly checkpoint, and the
+// big job starts then. Work that would restart, or a bound not reached,
+// or a baseline policy, leaves it waiting for the leaf to end at
+// 100,000 s.
+func TestDefragment(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	fill := func(resumable string) string {
+		var b strings.Builder
+		b.WriteString(simulate.Header + "\n")
+		for i := 0; i < 16; i++ {
+			b.WriteString("0,a,8,100000,0," + resumable + "\n")
+		}
+		b.WriteString("10,b,64,1000,500,0\n4000,b,1,10,0,0\n")
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, csv string
+		policy    string
+		after     float64
+		start     float64
+		count     int
+		lost      float64
+	}{
+		{"resumable work makes way", fill("1"), simulate.PolicyToposcope, 3600, 4000, 8, 7.11},
+		{"work that would restart stays", fill("0"), simulate.PolicyToposcope, 3600, 100000, 0, 0},
+		{"bound not reached", fill("1"), simulate.PolicyToposcope, 5000, 100000, 0, 0},
+		{"baselines never defragment", fill("1"), simulate.PolicyBestFit, 3600, 100000, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			jobs, err := simulate.ParseTrace(strings.NewReader(tc.csv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := simulate.Run(g, jobs, tc.policy, simulate.Options{DefragAfter: tc.after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defrags := 0
+			if tc.count > 0 {
+				defrags = 1
+			}
+			if r.Starts[16] != tc.start || r.Preemptions != tc.count || r.LostGPUHours != tc.lost || r.Defragmentations != defrags {
+				t.Errorf("big job starts at %g, %d preempted, %g GPU-h lost, %d defragmentations; want %g, %d, %g, %d",
+					r.Starts[16], r.Preemptions, r.LostGPUHours, r.Defragmentations, tc.start, tc.count, tc.lost, defrags)
+			}
+		})
+	}
+}

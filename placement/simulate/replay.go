@@ -50,6 +50,13 @@ type Options struct {
 	// (placement.Config.CheckpointInterval), other work restarts. The
 	// baseline policies never preempt.
 	Preempt bool
+	// DefragAfter, when positive, is how many seconds the head of the
+	// queue may wait for whole nodes before the toposcope policy frees
+	// whole leaves for it: it preempts resumable work past its min
+	// runtime on the leaves that lose the fewest GPU-seconds (since each
+	// job's last checkpoint) until they hold the job. The baselines never
+	// defragment.
+	DefragAfter float64
 	// Progress, if set, is called after each event time with the number
 	// of jobs started so far and the number of jobs.
 	Progress func(started, total int)
@@ -191,6 +198,11 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	rp.depth, rp.fifo, rp.order = o.BackfillDepth, o.FIFO, order
 	if o.Preempt {
 		rp.pre, _ = pol.(preempter)
+	}
+	if o.DefragAfter > 0 && policy == PolicyToposcope {
+		rp.defragAfter = o.DefragAfter
+	}
+	if rp.pre != nil || rp.defragAfter > 0 {
 		rp.checkpoint = placement.DefaultConfig().CheckpointInterval.Seconds()
 	}
 	if err := rp.run(o.Progress); err != nil {

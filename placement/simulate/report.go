@@ -61,6 +61,10 @@ type Report struct {
 	Preempt      bool    `json:"preempt"`
 	Preemptions  int     `json:"preemptions"`
 	LostGPUHours float64 `json:"lostGPUHours"`
+	// Defragmentations counts the times whole leaves were freed for a
+	// waiting job (Options.DefragAfter); its preemptions are among
+	// Preemptions.
+	Defragmentations int `json:"defragmentations"`
 	// Starts is each job's first start, in seconds, by job ID.
 	Starts []float64 `json:"-"`
 }
@@ -77,7 +81,7 @@ type AccountReport struct {
 func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report {
 	jobs, out := rp.jobs, rp.out
 	r := &Report{Policy: policy, Jobs: len(jobs), Events: rp.idle.events, Starts: make([]float64, len(jobs)),
-		Preemptions: rp.preemptions, LostGPUHours: round2(rp.lostGPUSec / 3600)}
+		Preemptions: rp.preemptions, LostGPUHours: round2(rp.lostGPUSec / 3600), Defragmentations: rp.defrags}
 	if len(jobs) == 0 {
 		return r
 	}
@@ -168,7 +172,7 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 // delivered/owed per account and policy.
 func WriteTable(w io.Writer, reports []*Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt })
+	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt || r.Defragmentations > 0 })
 	head := "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tpart-node free\thead-blocked free\taccounts ≥95%\t"
 	if preempt {
 		head += "preempted\tlost GPU-h\t"

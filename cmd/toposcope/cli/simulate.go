@@ -25,6 +25,7 @@ type simulateOptions struct {
 	policies                                                   []string
 	synth                                                      simulate.SyntheticOptions
 	fifo, asJSON, preempt                                      bool
+	defragAfter                                                time.Duration
 	progressOut                                                func() io.Writer
 	// changed reports whether a flag was given.
 	changed func(name string) bool
@@ -68,6 +69,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.BoolVar(&o.fifo, "fifo", false, "no backfill: the oldest waiting job blocks the queue")
 	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing, recomputed every 5 simulated minutes)")
 	f.BoolVar(&o.preempt, "preempt", false, "the toposcope policy preempts unallocated or over-served work past its min runtime for allocated jobs (the baselines never preempt)")
+	f.DurationVar(&o.defragAfter, "defrag-after", 0, "the toposcope policy frees whole leaves for the head job once it has waited this long, preempting resumable work past its min runtime where the least is lost (0: never)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
 	return cmd
@@ -105,7 +107,8 @@ func runSimulate(env *Env, o *simulateOptions) error {
 			return err
 		}
 	}
-	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order, Preempt: o.preempt}
+	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order, Preempt: o.preempt,
+		DefragAfter: o.defragAfter.Seconds()}
 	var budgets *placement.Budgets
 	switch {
 	case sc != nil:

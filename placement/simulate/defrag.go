@@ -1,0 +1,104 @@
+package simulate
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// leafCost is what freeing one leaf switch would cost: its GPUs, the
+// GPU-seconds its running jobs would lose and those jobs; freeable is
+// false when a job on it may not be preempted.
+type leafCost struct {
+	gpus     int
+	lost     float64
+	victims  []int
+	freeable bool
+}
+
+// defragment frees whole leaves for job ji, the head of the queue, once
+// it has waited defragAfter and if it needs at least a leaf: it preempts
+// resumable work smaller than the job and past its min runtime (or
+// unallocated) on the leaves cheapest to free, in GPU-seconds lost, until
+// those leaves hold the job, and starts the job if the policy then finds
+// it room. It reports whether the job started. A job smaller than a leaf,
+// or that no set of freeable leaves holds, is left to wait.
+func (r *replayer) defragment(ji int, t float64) (bool, error) {
+	j, sh := &r.jobs[ji], r.shapes[ji]
+	if !sh.wholeNodes || t-j.Submit < r.defragAfter {
+		return false, nil
+	}
+	s := r.s
+	costs := make([]leafCost, len(s.switches))
+	smallest := math.MaxInt
+	for _, l := range s.leaves {
+		costs[l].freeable = true
+		for _, n := range s.switches[l].nodes {
+			costs[l].gpus += s.nodes[n].gpus
+		}
+		smallest = min(smallest, costs[l].gpus)
+	}
+	if j.GPUs < smallest {
+		return false, nil // not a job that needs a whole leaf
+	}
+	var touched []int
+	for v, si := range r.cur {
+		if si < 0 {
+			continue
+		}
+		job, ran := &r.jobs[v], t-r.segs[si].start
+		// Only smaller work moves: a job as large as this one is not
+		// stopped to start it.
+		movable := job.Resumable && ran >= job.MinRuntime && job.GPUs < j.GPUs
+		lost := float64(job.GPUs) * math.Mod(ran, r.checkpoint)
+		touched = touched[:0]
+		for _, tk := range r.runs[v].takes {
+			if l := s.nodes[tk.node].leaf; l >= 0 && !slices.Contains(touched, l) {
+				touched = append(touched, l)
+			}
+		}
+		for _, l := range touched {
+			c := &costs[l]
+			if !movable {
+				c.freeable = false
+				continue
+			}
+			c.lost += lost
+			c.victims = append(c.victims, v)
+		}
+	}
+	order := make([]int, 0, len(s.leaves))
+	for _, l := range s.leaves {
+		if costs[l].freeable {
+			order = append(order, l)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[a].lost, costs[b].lost) })
+	var victims []int
+	have := 0
+	for _, l := range order {
+		if have >= j.GPUs {
+			break
+		}
+		have += costs[l].gpus
+		for _, v := range costs[l].victims {
+			if !slices.Contains(victims, v) {
+				victims = append(victims, v)
+			}
+		}
+	}
+	if have < j.GPUs || len(victims) == 0 {
+		return false, nil
+	}
+	for _, v := range victims {
+		if err := r.preemptJob(v, t); err != nil {
+			return false, err
+		}
+	}
+	r.defrags++
+	takes, err := r.pol.choose(s, j, sh, t)
+	if err != nil || takes == nil {
+		return false, err
+	}
+	return true, r.start(ji, takes, t)
+}
