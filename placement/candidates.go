@@ -327,7 +327,10 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 	// free beats one with 32 free under the same leaf).
 	sc.Residual = g.free - p.need
 	if p.req.Nodes == 1 && len(set) == 1 {
-		sc.NodeSlack = p.nodeAvail[set[0]] - p.need
+		// What the node keeps free: its free GPUs and those its
+		// victims free, less the pod.
+		n := &c.nodes[set[0]]
+		sc.NodeSlack = max(0, n.gpus-n.used+extra[set[0]]-p.need)
 	}
 	sc.SFrag = 1 - float64(max(0, sc.Residual))/float64(max(1, p.groupTotal(g)))
 	for _, f := range p.freeDoms {

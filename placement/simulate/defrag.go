@@ -47,9 +47,10 @@ func (r *replayer) defragment(ji int, t float64) (bool, error) {
 			continue
 		}
 		job, ran := &r.jobs[v], t-r.segs[si].start
-		// Only smaller work moves: a job as large as this one is not
+		// Only smaller work moves, past its protection (its min runtime,
+		// at most the planner's cap): a job as large as this one is not
 		// stopped to start it.
-		movable := job.Resumable && ran >= job.MinRuntime && job.GPUs < j.GPUs
+		movable := job.Resumable && ran >= min(job.MinRuntime, r.protectCap) && job.GPUs < j.GPUs
 		lost := float64(job.GPUs) * math.Mod(ran, r.checkpoint)
 		touched = touched[:0]
 		for _, tk := range r.runs[v].takes {
@@ -80,6 +81,9 @@ func (r *replayer) defragment(ji int, t float64) (bool, error) {
 		if have >= j.GPUs {
 			break
 		}
+		if sh.constrained && costs[l].gpus < j.GPUs {
+			continue // it must start inside one leaf: only a leaf that holds it helps
+		}
 		have += costs[l].gpus
 		for _, v := range costs[l].victims {
 			if !slices.Contains(victims, v) {
@@ -87,7 +91,7 @@ func (r *replayer) defragment(ji int, t float64) (bool, error) {
 			}
 		}
 	}
-	if have < j.GPUs || len(victims) == 0 {
+	if have < j.GPUs || len(victims) == 0 || !r.fitsWithout(victims, sh) {
 		return false, nil
 	}
 	for _, v := range victims {
@@ -95,10 +99,25 @@ func (r *replayer) defragment(ji int, t float64) (bool, error) {
 			return false, err
 		}
 	}
-	r.defrags++
 	takes, err := r.pol.choose(s, j, sh, t)
 	if err != nil || takes == nil {
 		return false, err
 	}
+	r.defrags++
 	return true, r.start(ji, takes, t)
+}
+
+// fitsWithout reports whether shape sh would fit once the victims'
+// GPUs are free, leaving the state as it was.
+func (r *replayer) fitsWithout(victims []int, sh shape) bool {
+	for _, v := range victims {
+		e := r.runs[v]
+		_ = r.s.apply(e.takes, e.per, -1) // the running job's own takes: cannot fail
+	}
+	fits := r.s.fits(sh)
+	for _, v := range victims {
+		e := r.runs[v]
+		_ = r.s.apply(e.takes, e.per, 1)
+	}
+	return fits
 }

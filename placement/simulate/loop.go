@@ -59,6 +59,9 @@ type replayer struct {
 	// whole leaves are freed for it (defragment); defrags counts them.
 	defragAfter float64
 	defrags     int
+	// protectCap caps a job's protected runtime (the planner's
+	// MinRuntimeCap), in seconds.
+	protectCap float64
 
 	h     runHeap
 	gen   []int     // per job, the generation of its live heap entry
@@ -216,10 +219,6 @@ func (r *replayer) schedule(t float64) error {
 				return err
 			}
 		}
-		if takes == nil && r.fifo {
-			kept = append(kept, r.queue[qi:]...)
-			break
-		}
 		if takes == nil && reserved < 0 && !held && r.defragAfter > 0 {
 			started, err := r.defragment(ji, t)
 			if err != nil {
@@ -229,6 +228,10 @@ func (r *replayer) schedule(t float64) error {
 				known = false
 				continue
 			}
+		}
+		if takes == nil && r.fifo {
+			kept = append(kept, r.queue[qi:]...)
+			break
 		}
 		if takes == nil {
 			kept = append(kept, ji)

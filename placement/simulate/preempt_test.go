@@ -125,14 +125,16 @@ func TestDefragment(t *testing.T) {
 		name, csv string
 		policy    string
 		after     float64
+		fifo      bool
 		start     float64
 		count     int
 		lost      float64
 	}{
-		{"resumable work makes way", fill("1"), simulate.PolicyToposcope, 3600, 4000, 8, 7.11},
-		{"work that would restart stays", fill("0"), simulate.PolicyToposcope, 3600, 100000, 0, 0},
-		{"bound not reached", fill("1"), simulate.PolicyToposcope, 5000, 100000, 0, 0},
-		{"baselines never defragment", fill("1"), simulate.PolicyBestFit, 3600, 100000, 0, 0},
+		{"resumable work makes way", fill("1"), simulate.PolicyToposcope, 3600, false, 4000, 8, 7.11},
+		{"without backfill too", fill("1"), simulate.PolicyToposcope, 3600, true, 4000, 8, 7.11},
+		{"work that would restart stays", fill("0"), simulate.PolicyToposcope, 3600, false, 100000, 0, 0},
+		{"bound not reached", fill("1"), simulate.PolicyToposcope, 5000, false, 100000, 0, 0},
+		{"baselines never defragment", fill("1"), simulate.PolicyBestFit, 3600, false, 100000, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -140,7 +142,7 @@ func TestDefragment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := simulate.Run(g, jobs, tc.policy, simulate.Options{DefragAfter: tc.after})
+			r, err := simulate.Run(g, jobs, tc.policy, simulate.Options{DefragAfter: tc.after, FIFO: tc.fifo})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,10 +52,11 @@ type Options struct {
 	Preempt bool
 	// DefragAfter, when positive, is how many seconds the head of the
 	// queue may wait for whole nodes before the toposcope policy frees
-	// whole leaves for it: it preempts resumable work past its min
-	// runtime on the leaves that lose the fewest GPU-seconds (since each
-	// job's last checkpoint) until they hold the job. The baselines never
-	// defragment.
+	// whole leaves for it: it preempts resumable work smaller than the
+	// job and past its min runtime (capped as the planner caps it), of
+	// any account, on the leaves that lose the fewest GPU-seconds (since
+	// each job's last checkpoint) until they hold the job, when the job
+	// then fits. The baselines never defragment.
 	DefragAfter float64
 	// Progress, if set, is called after each event time with the number
 	// of jobs started so far and the number of jobs.
@@ -203,7 +204,8 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 		rp.defragAfter = o.DefragAfter
 	}
 	if rp.pre != nil || rp.defragAfter > 0 {
-		rp.checkpoint = placement.DefaultConfig().CheckpointInterval.Seconds()
+		cfg := placement.DefaultConfig()
+		rp.checkpoint, rp.protectCap = cfg.CheckpointInterval.Seconds(), cfg.MinRuntimeCap.Seconds()
 	}
 	if err := rp.run(o.Progress); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -111,14 +112,17 @@ func (s *Scenario) Validate() error {
 	if s.Model == "" {
 		errs = append(errs, config.Errorf("model", "must name a model"))
 	}
-	if !(s.Days > 0) {
-		errs = append(errs, config.Errorf("days", "must be positive"))
+	if !(s.Days > 0 && s.Days <= 366) {
+		errs = append(errs, config.Errorf("days", "must be more than 0 and at most 366"))
 	}
-	if !(s.Load > 0) {
-		errs = append(errs, config.Errorf("load", "must be positive"))
+	if !(s.Load > 0 && s.Load <= 10) {
+		errs = append(errs, config.Errorf("load", "must be more than 0 and at most 10"))
 	}
-	if s.MaxGPUs < 0 || s.MeanDurationSeconds < 0 {
-		errs = append(errs, config.Errorf("maxGPUs", "maxGPUs and meanDurationSeconds must not be negative"))
+	if s.MaxGPUs < 0 {
+		errs = append(errs, config.Errorf("maxGPUs", "must not be negative"))
+	}
+	if !(s.MeanDurationSeconds >= 0 && s.MeanDurationSeconds <= 7*24*3600) {
+		errs = append(errs, config.Errorf("meanDurationSeconds", "must be 0 (the default) to a week"))
 	}
 	if s.Order != "" && s.Order != OrderSubmit && s.Order != OrderFairShare {
 		errs = append(errs, config.Errorf("order", "want %s or %s", OrderSubmit, OrderFairShare))
@@ -136,10 +140,10 @@ func (s *Scenario) Validate() error {
 			errs = append(errs, config.Errorf(field+".name", "duplicate account %q", a.Name))
 		}
 		seen[a.Name] = true
-		if !(a.Shares > 0) {
+		if !(a.Shares > 0) || math.IsInf(a.Shares, 1) {
 			errs = append(errs, config.Errorf(field+".shares", "must be positive"))
 		}
-		if !(a.Demand > 0) {
+		if !(a.Demand > 0) || math.IsInf(a.Demand, 1) {
 			errs = append(errs, config.Errorf(field+".demand", "must be positive"))
 		}
 	}

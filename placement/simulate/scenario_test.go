@@ -52,7 +52,9 @@ func TestSyntheticMixErrors(t *testing.T) {
 		want string
 	}{
 		{"no jobs, no horizon", simulate.SyntheticOptions{}, "jobs must be positive"},
-		{"negative horizon", simulate.SyntheticOptions{Horizon: -1}, "horizon must not be negative"},
+		{"negative horizon", simulate.SyntheticOptions{Horizon: -1}, "horizon must be finite and not negative"},
+		{"endless horizon", simulate.SyntheticOptions{Horizon: math.Inf(1)}, "horizon must be finite"},
+		{"gap under a second", simulate.SyntheticOptions{Horizon: 100, Load: 1e6, CapacityGPUs: 8}, "under a second"},
 		{"empty name", simulate.SyntheticOptions{Jobs: 1, Mix: []simulate.AccountWeight{{Weight: 1}}}, "mix[0]: account name is empty"},
 		{"twice", simulate.SyntheticOptions{Jobs: 1, Mix: []simulate.AccountWeight{{Account: "a", Weight: 1}, {Account: "a", Weight: 2}}}, `mix[1]: account "a" is listed twice`},
 		{"zero weight", simulate.SyntheticOptions{Jobs: 1, Mix: []simulate.AccountWeight{{Account: "a"}}}, `mix[0]: account "a": weight must be positive`},
@@ -119,7 +121,10 @@ func TestParseScenarioErrors(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, in, want string }{
 		{"unknown key", ok + "weeks: 2\n", "weeks"},
-		{"no days", strings.Replace(ok, "days: 1", "days: 0", 1), "scenario.days (line 3): must be positive"},
+		{"no days", strings.Replace(ok, "days: 1", "days: 0", 1), "scenario.days (line 3): must be more than 0"},
+		{"endless", strings.Replace(ok, "days: 1", "days: .inf", 1), "scenario.days (line 3)"},
+		{"load too high", strings.Replace(ok, "load: 1", "load: 1e9", 1), "scenario.load (line 4)"},
+		{"negative duration", ok + "meanDurationSeconds: -1\n", "scenario.meanDurationSeconds"},
 		{"bad order", ok + "order: random\n", "scenario.order"},
 		{"zero shares", strings.Replace(ok, "shares: 1", "shares: 0", 1), "scenario.accounts[0].shares (line 6): must be positive"},
 		{"duplicate", ok + "  - {name: a, shares: 1, demand: 2}\n", `scenario.accounts[1].name (line 7): duplicate account "a"`},

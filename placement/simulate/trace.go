@@ -182,8 +182,8 @@ type AccountWeight struct {
 func (o SyntheticOptions) Validate() error {
 	var errs []error
 	switch {
-	case o.Horizon < 0:
-		errs = append(errs, errors.New("horizon must not be negative"))
+	case !(o.Horizon >= 0) || math.IsInf(o.Horizon, 1):
+		errs = append(errs, errors.New("horizon must be finite and not negative"))
 	case o.Horizon == 0 && o.Jobs <= 0:
 		errs = append(errs, errors.New("jobs must be positive"))
 	case o.Jobs < 0:
@@ -203,6 +203,9 @@ func (o SyntheticOptions) Validate() error {
 	}
 	if o.Accounts < 0 || o.MaxGPUs < 0 || o.Alpha < 0 || o.MeanInterarrival < 0 || o.MeanDuration < 0 || o.Load < 0 {
 		errs = append(errs, errors.New("accounts, max GPUs, alpha, means and load must not be negative"))
+	}
+	if math.IsInf(o.Load, 1) || math.IsNaN(o.Load) || math.IsInf(o.MeanInterarrival, 1) || math.IsNaN(o.MeanInterarrival) {
+		errs = append(errs, errors.New("load and mean interarrival must be finite"))
 	}
 	if o.Load > 0 && o.CapacityGPUs <= 0 {
 		errs = append(errs, errors.New("a load needs the cluster's GPU capacity"))
@@ -255,6 +258,11 @@ func Synthetic(o SyntheticOptions) ([]Job, error) {
 			meanGPUs += w / sum * float64(int(1)<<k)
 		}
 		o.MeanInterarrival = meanGPUs * o.MeanDuration / (o.Load * float64(o.CapacityGPUs))
+	}
+	if o.Horizon > 0 && o.Jobs == 0 && o.MeanInterarrival < 1 {
+		// Gaps are rounded to whole seconds: under a second on average,
+		// time would hardly move and the trace would not end.
+		return nil, fmt.Errorf("synthetic options: a mean gap of %.3g s between submits is under a second: lower the load", o.MeanInterarrival)
 	}
 	pick := accountPicker(o)
 	var jobs []Job

@@ -76,6 +76,9 @@ GPU-hours per account. See docs/placement.md.`,
 }
 
 func runSimulate(env *Env, o *simulateOptions) error {
+	if o.defragAfter < 0 {
+		return fmt.Errorf("%w: --defrag-after must not be negative (0 turns it off)", ErrUsage)
+	}
 	sc, err := o.loadScenario()
 	if err != nil {
 		return err
