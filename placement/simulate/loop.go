@@ -59,6 +59,9 @@ type replayer struct {
 	// whole leaves are freed for it (defragment); defrags counts them.
 	defragAfter float64
 	defrags     int
+	// concrete reserves the head job's nodes instead of a GPU count
+	// (ReserveNodes).
+	concrete bool
 	// protectCap caps a job's protected runtime (the planner's
 	// MinRuntimeCap), in seconds.
 	protectCap float64
@@ -189,6 +192,7 @@ func (r *replayer) schedule(t float64) error {
 	s, jobs := r.s, r.jobs
 	kept := r.queue[:0]
 	shadow, reserved, known := math.Inf(1), -1, false
+	var resv []bool // with concrete reservations, the head job's nodes
 	for qi, ji := range r.queue {
 		if qi >= r.depth {
 			kept = append(kept, r.queue[qi:]...)
@@ -200,17 +204,26 @@ func (r *replayer) schedule(t float64) error {
 		fits, held := s.fits(sh), false
 		if reserved >= 0 && (fits || r.pre != nil) {
 			if !known {
-				shadow, known = s.shadow(r.liveRuns(), r.shapes[reserved]), true
+				if r.concrete {
+					shadow, resv = s.reservation(r.liveRuns(), r.shapes[reserved])
+				} else {
+					shadow = s.shadow(r.liveRuns(), r.shapes[reserved])
+				}
+				known = true
 			}
 			// It would delay the oldest waiting job, whether it starts
-			// on free GPUs or by preemption.
+			// on free GPUs or by preemption; with concrete reservations
+			// only if it takes one of the nodes reserved for that job.
 			held = t+r.left[ji] > shadow
-			fits = fits && !held
+			fits = fits && (!held || resv != nil)
 		}
 		if fits {
 			var err error
 			if takes, err = r.pol.choose(s, j, sh, t); err != nil {
 				return err
+			}
+			if held && takes != nil && touches(takes, resv) {
+				takes = nil
 			}
 		}
 		if takes == nil && !held && r.pre != nil && j.MinRuntime > 0 {

@@ -50,6 +50,9 @@ type Options struct {
 	// (placement.Config.CheckpointInterval), other work restarts. The
 	// baseline policies never preempt.
 	Preempt bool
+	// Reserve is how backfill holds room for the oldest waiting job:
+	// ReserveCount (default) or ReserveNodes. Every policy gets it.
+	Reserve string
 	// DefragAfter, when positive, is how many seconds the head of the
 	// queue may wait for whole nodes before the toposcope policy frees
 	// whole leaves for it: it preempts resumable work smaller than the
@@ -197,6 +200,13 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 		return nil, err
 	}
 	rp.depth, rp.fifo, rp.order = o.BackfillDepth, o.FIFO, order
+	switch o.Reserve {
+	case "", ReserveCount:
+	case ReserveNodes:
+		rp.concrete = true
+	default:
+		return nil, fmt.Errorf("%w: reserve %q: want %s or %s", ErrScenario, o.Reserve, ReserveCount, ReserveNodes)
+	}
 	if o.Preempt {
 		rp.pre, _ = pol.(preempter)
 	}

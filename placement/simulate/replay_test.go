@@ -273,3 +273,33 @@ func TestFairShareOrderAllocatedFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestConcreteReservation: on small-tree (leaves of 8 8-GPU nodes) job 0
+// leaves leaf1 three free nodes until 1,000 s and job 1 leaves leaf2 two
+// until 2,000 s; job 2 needs a whole leaf and waits for leaf1. Job 3 (two
+// nodes, 5,000 s) fits leaf2 now but would run past job 2's start: with
+// a GPU-count reservation it is held until 1,000 s; with the reservation
+// on leaf1's nodes it starts at once on leaf2, and job 2 still starts at
+// 1,000 s.
+func TestConcreteReservation(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	jobs := trace(t, "0,a,40,1000,0\n0,a,48,2000,0\n1,b,64,100,0\n2,c,16,5000,0\n")
+	for _, p := range []string{simulate.PolicyToposcope, simulate.PolicyBestFit, simulate.PolicySlurmTree} {
+		for _, tc := range []struct {
+			reserve string
+			start3  float64
+		}{{simulate.ReserveCount, 1000}, {simulate.ReserveNodes, 2}} {
+			r, err := simulate.Run(g, jobs, p, simulate.Options{Reserve: tc.reserve})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Starts[2] != 1000 || r.Starts[3] != tc.start3 {
+				t.Errorf("%s, reserve %s: starts %v; want job 2 at 1000 and job 3 at %g", p, tc.reserve, r.Starts, tc.start3)
+			}
+		}
+	}
+	if _, err := simulate.Run(g, jobs, simulate.PolicyBestFit, simulate.Options{Reserve: "leaves"}); !errors.Is(err, simulate.ErrScenario) {
+		t.Errorf("unknown reserve: %v", err)
+	}
+}

@@ -21,12 +21,12 @@ import (
 
 // simulateOptions are the flags of toposcope simulate.
 type simulateOptions struct {
-	model, trace, writeTrace, budgets, within, order, scenario string
-	policies                                                   []string
-	synth                                                      simulate.SyntheticOptions
-	fifo, asJSON, preempt                                      bool
-	defragAfter                                                time.Duration
-	progressOut                                                func() io.Writer
+	model, trace, writeTrace, budgets, within, order, scenario, reserve string
+	policies                                                            []string
+	synth                                                               simulate.SyntheticOptions
+	fifo, asJSON, preempt                                               bool
+	defragAfter                                                         time.Duration
+	progressOut                                                         func() io.Writer
 	// changed reports whether a flag was given.
 	changed func(name string) bool
 }
@@ -69,6 +69,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.BoolVar(&o.fifo, "fifo", false, "no backfill: the oldest waiting job blocks the queue")
 	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing, recomputed every 5 simulated minutes)")
 	f.BoolVar(&o.preempt, "preempt", false, "the toposcope policy preempts unallocated or over-served work past its min runtime for allocated jobs (the baselines never preempt)")
+	f.StringVar(&o.reserve, "reserve", simulate.ReserveCount, "what backfill reserves for the oldest waiting job, for every policy: count (GPUs; a later job must end by its start) or nodes (the nodes it will start on; a later job may run past its start elsewhere)")
 	f.DurationVar(&o.defragAfter, "defrag-after", 0, "the toposcope policy frees whole leaves for the head job once it has waited this long, preempting resumable work past its min runtime where the least is lost (0: never)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
@@ -110,7 +111,7 @@ func runSimulate(env *Env, o *simulateOptions) error {
 			return err
 		}
 	}
-	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order, Preempt: o.preempt,
+	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order, Preempt: o.preempt, Reserve: o.reserve,
 		DefragAfter: o.defragAfter.Seconds()}
 	var budgets *placement.Budgets
 	switch {

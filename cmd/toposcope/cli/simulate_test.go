@@ -36,6 +36,8 @@ func TestSimulateCmd(t *testing.T) {
 		{name: "bad-model", args: []string{"--model", "nope"}, usage: true, want: []string{"neither a bundled model"}},
 		{name: "defrag", args: append([]string{"--defrag-after", "1h", "--policies", "toposcope"}, small...), want: []string{"preempted", "lost GPU-h"}},
 		{name: "negative-defrag", args: append([]string{"--defrag-after", "-1h"}, small...), usage: true, want: []string{"--defrag-after must not be negative"}},
+		{name: "reserve-nodes", args: append([]string{"--reserve", "nodes", "--policies", "bestfit"}, small...), want: []string{"bestfit"}},
+		{name: "bad-reserve", args: append([]string{"--reserve", "leaves"}, small...), usage: true, want: []string{`reserve "leaves"`}},
 		{name: "scenario", args: []string{"--scenario", "venus", "--policies", "firstfit"}, want: []string{"firstfit", "/15", "vcJsw", "vcgkz"}},
 		{name: "scenario-and-jobs", args: []string{"--scenario", "venus", "--jobs", "10"}, usage: true, want: []string{"--jobs cannot be given with --scenario"}},
 		{name: "bad-scenario", args: []string{"--scenario", "nope"}, usage: true, want: []string{"neither a bundled scenario (venus)"}},
