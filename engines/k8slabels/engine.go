@@ -56,8 +56,8 @@ func New(cfg Config, core kubernetes.Interface, deps engines.Deps) (*Engine, err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if core == nil && cfg.Mode != kube.ModePrint {
-		return nil, fmt.Errorf("%s: mode %s needs a Kubernetes client", Name, cfg.Mode)
+	if err := kube.RequireClients(Name, cfg.Mode, core); err != nil {
+		return nil, err
 	}
 	return &Engine{cfg: cfg, keys: cfg.Keys(), core: core, deps: deps.WithDefaults()}, nil
 }

@@ -7,6 +7,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/toposcope/toposcope/engines"
@@ -22,6 +23,24 @@ func ClientsFor(cc *kubeclient.ClientConfig, mode string) (kubeclient.Clients, e
 		return kubeclient.Clients{}, nil
 	}
 	return cc.Clients()
+}
+
+// ErrNoClient is wrapped when an engine is built without the Kubernetes
+// client its mode needs.
+var ErrNoClient = errors.New("needs a Kubernetes client")
+
+// RequireClients returns ErrNoClient, naming the engine and the mode,
+// when a mode other than ModePrint is given a nil client.
+func RequireClients(name, mode string, clients ...any) error {
+	if mode == ModePrint {
+		return nil
+	}
+	for _, c := range clients {
+		if c == nil {
+			return fmt.Errorf("%s: mode %s %w", name, mode, ErrNoClient)
+		}
+	}
+	return nil
 }
 
 // EngineClients builds the clients of an engine's factory: when the

@@ -60,8 +60,8 @@ func New(cfg Config, dyn dynamic.Interface, deps engines.Deps) (*Engine, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if dyn == nil && cfg.Mode != kube.ModePrint {
-		return nil, fmt.Errorf("%s: mode %s needs a Kubernetes client", cfg.sched.Engine, cfg.Mode)
+	if err := kube.RequireClients(cfg.sched.Engine, cfg.Mode, dyn); err != nil {
+		return nil, err
 	}
 	return &Engine{cfg: cfg, sched: cfg.sched, keys: cfg.Keys(), dyn: dyn, deps: deps.WithDefaults()}, nil
 }

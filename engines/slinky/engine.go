@@ -51,8 +51,8 @@ func New(cfg Config, core kubernetes.Interface, deps engines.Deps) (*Engine, err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if core == nil && cfg.Mode != kube.ModePrint {
-		return nil, fmt.Errorf("%s: mode %s needs a Kubernetes client", Name, cfg.Mode)
+	if err := kube.RequireClients(Name, cfg.Mode, core); err != nil {
+		return nil, err
 	}
 	deps = deps.WithDefaults()
 	se, err := slurm.New(cfg.Slurm, engines.Deps{Logger: deps.Logger, Now: deps.Now})

@@ -58,8 +58,8 @@ func New(cfg Config, clients kubeclient.Clients, deps engines.Deps) (*Engine, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if (clients.Core == nil || clients.Dynamic == nil) && cfg.Mode != kube.ModePrint {
-		return nil, fmt.Errorf("%s: mode %s needs a Kubernetes client", Name, cfg.Mode)
+	if err := kube.RequireClients(Name, cfg.Mode, clients.Core, clients.Dynamic); err != nil {
+		return nil, err
 	}
 	return &Engine{cfg: cfg, core: clients.Core, dyn: clients.Dynamic, deps: deps.WithDefaults()}, nil
 }
