@@ -122,136 +122,39 @@ func (p *planner) candidates(class int, out *[]Candidate) {
 		hmin = 0
 	}
 	for _, g := range groups {
-		takes := p.fill(g, swCap)
-		if takes == nil {
-			continue
+		p.consider(class, g, p.fill(g, swCap), hmin, out)
+		if g.kind == 's' && c.switches[g.idx].level >= 2 {
+			// The descent takes the fullest child switch whole, which can
+			// cost more leaves than taking the fullest leaves below it:
+			// both are candidates and the rank key's leaf count decides.
+			p.consider(class, g, p.fillLeaves(g.idx, swCap), hmin, out)
 		}
-		key := nodeSetKey(takes)
-		if p.seen[key] {
-			continue
-		}
-		cand := p.explain(class, g, takes, hmin)
-		if class > 0 && len(cand.Victims) == 0 {
-			continue // the same as a free candidate
-		}
-		if class > 0 && p.cfg.MaxLossRatio > 0 && cand.Scores.Preemption > p.cfg.MaxLossRatio*p.jobSeconds() {
-			continue // it would destroy more than the request will run
-		}
-		if class == 2 && cand.Scores.WaitSeconds == 0 {
-			continue // the same as a reclaim-now candidate
-		}
-		p.seen[key] = true
-		*out = append(*out, cand)
 	}
 }
 
-// fill returns GPUs taken per node index (a full-length slice) or nil.
-func (p *planner) fill(g group, swCap []int) []int {
-	takes := make([]int, len(p.c.nodes))
-	switch g.kind {
-	case 'd':
-		p.fillNodes(p.c.domains[g.idx], p.need, takes)
-	case 's':
-		p.fillSwitch(g.idx, p.need, swCap, takes)
-	default:
-		var roots, loose []int
-		for i := range p.c.switches {
-			if p.c.switches[i].parent < 0 {
-				roots = append(roots, i)
-			}
-		}
-		for i := range p.c.nodes {
-			if p.c.nodes[i].leaf < 0 {
-				loose = append(loose, i)
-			}
-		}
-		caps := make([]int, 0, len(roots)+1)
-		for _, r := range roots {
-			caps = append(caps, swCap[r])
-		}
-		lv := 0
-		for _, ni := range loose {
-			lv += p.nodeCap[ni]
-		}
-		caps = append(caps, lv)
-		split := BestFit(caps, p.need)
-		if split == nil {
-			return nil
-		}
-		for k, r := range roots {
-			p.fillSwitch(r, split[k], swCap, takes)
-		}
-		p.fillNodes(loose, split[len(roots)], takes)
-	}
-	return takes
-}
-
-// fillSwitch best-fits need over child switches and, under a leaf, over
-// the leaf's accelerator domains, then nodes.
-func (p *planner) fillSwitch(si, need int, swCap []int, takes []int) {
-	if need <= 0 {
+// consider explains a filled candidate of group g and appends it to out
+// unless it repeats a node set, is no better than a candidate of a lower
+// class, or loses more than the request is worth.
+func (p *planner) consider(class int, g group, takes []int, hmin int, out *[]Candidate) {
+	if takes == nil {
 		return
 	}
-	s := &p.c.switches[si]
-	if len(s.children) > 0 {
-		caps := make([]int, len(s.children))
-		for k, ch := range s.children {
-			caps[k] = swCap[ch]
-		}
-		for k, v := range BestFit(caps, need) {
-			p.fillSwitch(s.children[k], v, swCap, takes)
-		}
+	key := nodeSetKey(takes)
+	if p.seen[key] {
 		return
 	}
-	var order []int // domain indexes in first-seen order
-	parts := map[int][]int{}
-	for _, ni := range s.nodes {
-		d := p.c.nodes[ni].domain
-		if _, ok := parts[d]; !ok {
-			order = append(order, d)
-		}
-		parts[d] = append(parts[d], ni)
+	cand := p.explain(class, g, takes, hmin)
+	if class > 0 && len(cand.Victims) == 0 {
+		return // the same as a free candidate
 	}
-	caps := make([]int, len(order))
-	for k, d := range order {
-		for _, ni := range parts[d] {
-			caps[k] += p.nodeCap[ni]
-		}
+	if class > 0 && p.cfg.MaxLossRatio > 0 && cand.Scores.Preemption > p.cfg.MaxLossRatio*p.jobSeconds() {
+		return // it would destroy more than the request will run
 	}
-	for k, v := range BestFit(caps, need) {
-		p.fillNodes(parts[order[k]], v, takes)
+	if class == 2 && cand.Scores.WaitSeconds == 0 {
+		return // the same as a reclaim-now candidate
 	}
-}
-
-func (p *planner) fillNodes(nodes []int, need int, takes []int) {
-	if g := p.req.GPUsPerNode; p.req.Nodes > 0 {
-		// Whole nodes × g GPUs: every node that holds g is the same to the
-		// capped capacities, so take the nodes with the fewest GPUs for the
-		// job first (best fit on the node's real free GPUs), in natural
-		// order on ties.
-		order := make([]int, 0, len(nodes))
-		for _, ni := range nodes {
-			if p.nodeCap[ni] >= g {
-				order = append(order, ni)
-			}
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p.nodeAvail[a], p.nodeAvail[b]) })
-		for _, ni := range order {
-			if need < g {
-				break
-			}
-			takes[ni] += g
-			need -= g
-		}
-		return
-	}
-	caps := make([]int, len(nodes))
-	for k, ni := range nodes {
-		caps[k] = p.nodeCap[ni]
-	}
-	for k, v := range BestFit(caps, need) {
-		takes[nodes[k]] += v
-	}
+	p.seen[key] = true
+	*out = append(*out, cand)
 }
 
 // explain picks victims and scores a filled candidate.

@@ -143,3 +143,39 @@ func TestPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestPlaceFewestLeavesAcrossSpines: when no spine holds the job, taking
+// the fullest spine whole (the descent) costs four leaves where the
+// fullest leaves of the tree take two; the leaf count decides.
+func TestPlaceFewestLeavesAcrossSpines(t *testing.T) {
+	t.Parallel()
+	// Free nodes per leaf of fat-tree-512 (32 nodes each): spine1 has 27
+	// over three leaves, spine2 25 in leaf05, spine3 15 in leaf09.
+	free := map[int]int{1: 9, 2: 9, 3: 9, 5: 25, 9: 15}
+	var recs []Record
+	for leaf := 1; leaf <= 16; leaf++ {
+		first := (leaf-1)*32 + 1
+		busy := nodes("gpu%03d", first+free[leaf], first+31)
+		recs = append(recs, Record{Account: "b", Workload: fmt.Sprintf("b-%d", leaf), GPUs: 8 * len(busy), Nodes: busy,
+			Start: t0.Add(-time.Hour)})
+	}
+	res, err := place(t, model(t, "fat-tree-512"), recs, Request{Account: "a", Nodes: 40, GPUsPerNode: 8}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Candidates[0]
+	if c.Class != ClassFree || c.Scores.LCALevel != 2 || c.Scores.Leaves != 2 {
+		t.Fatalf("top = %s, LCA level %d, %d leaves; want free, 2, 2 (leaf05 and leaf09)", c.Class, c.Scores.LCALevel, c.Scores.Leaves)
+	}
+	perLeaf := map[int]int{}
+	for _, n := range c.Nodes {
+		var i int
+		if _, err := fmt.Sscanf(n.Node, "gpu%d", &i); err != nil {
+			t.Fatal(err)
+		}
+		perLeaf[(i-1)/32+1]++
+	}
+	if perLeaf[5] != 25 || perLeaf[9] != 15 {
+		t.Errorf("nodes per leaf %v, want 25 in leaf 5 and 15 in leaf 9", perLeaf)
+	}
+}
