@@ -213,17 +213,23 @@ func (r *replayer) schedule(t float64) error {
 			}
 			// It would delay the oldest waiting job, whether it starts
 			// on free GPUs or by preemption; with concrete reservations
-			// only if it takes one of the nodes reserved for that job.
+			// only if it took one of the nodes reserved for that job, so
+			// it looks for room on the others.
 			held = t+r.left[ji] > shadow
 			fits = fits && (!held || resv != nil)
 		}
 		if fits {
 			var err error
-			if takes, err = r.pol.choose(s, j, sh, t); err != nil {
+			if held {
+				takes, err = r.chooseAvoiding(j, sh, t, resv)
+			} else {
+				takes, err = r.pol.choose(s, j, sh, t)
+			}
+			if err != nil {
 				return err
 			}
-			if held && takes != nil && touches(takes, resv) {
-				takes = nil
+			if held && touches(takes, resv) {
+				return fmt.Errorf("simulate: policy %s takes nodes reserved for job %d", r.name, jobs[reserved].ID)
 			}
 		}
 		if takes == nil && !held && r.pre != nil && j.MinRuntime > 0 {

@@ -299,6 +299,20 @@ func TestConcreteReservation(t *testing.T) {
 			}
 		}
 	}
+	// Job 0 leaves leaf1 two free nodes until 1,000 s, job 1 leaf2 three
+	// until 2,000 s; job 2 waits for leaf1. Job 3 (two nodes, 5,000 s)
+	// fits leaf1's two nodes exactly, the tightest room, but they are
+	// reserved: it starts at once on leaf2, for every policy.
+	elsewhere := trace(t, "0,a,48,1000,0\n0,a,40,2000,0\n1,b,64,100,0\n2,c,16,5000,0\n")
+	for _, p := range simulate.Policies() {
+		r, err := simulate.Run(g, elsewhere, p, simulate.Options{Reserve: simulate.ReserveNodes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Starts[2] != 1000 || r.Starts[3] != 2 {
+			t.Errorf("%s, reserve nodes, tightest room reserved: starts %v; want job 2 at 1000 and job 3 at 2", p, r.Starts)
+		}
+	}
 	if _, err := simulate.Run(g, jobs, simulate.PolicyBestFit, simulate.Options{Reserve: "leaves"}); !errors.Is(err, simulate.ErrScenario) {
 		t.Errorf("unknown reserve: %v", err)
 	}

@@ -12,8 +12,8 @@ const (
 	ReserveCount = "count"
 	// ReserveNodes reserves the concrete nodes the head job will start
 	// on (its leaf, for a job that must start inside one): a later job
-	// that ends after the head job's start may still start on other
-	// nodes.
+	// that ends after the head job's start is placed with those nodes'
+	// free GPUs hidden, and starts on other nodes when they hold it.
 	ReserveNodes = "nodes"
 )
 
@@ -95,4 +95,41 @@ func touches(takes []take, mask []bool) bool {
 		}
 	}
 	return false
+}
+
+// hider is a policy that keeps its own view of the cluster and must be
+// told which free GPUs are hidden from its next choices (nil: none).
+type hider interface {
+	hide(s *state, hidden []take)
+}
+
+// chooseAvoiding is the policy's choice with the free GPUs of the nodes
+// in mask shown as used: a job that would run past the head job's start
+// looks for room off the nodes reserved for it.
+func (r *replayer) chooseAvoiding(j *Job, sh shape, t float64, mask []bool) ([]take, error) {
+	s := r.s
+	var hidden []take // per=1: a node's free GPUs as pods of one
+	for n, m := range mask {
+		if m && s.nodes[n].free > 0 {
+			hidden = append(hidden, take{n, s.nodes[n].free})
+		}
+	}
+	if len(hidden) == 0 {
+		return r.pol.choose(s, j, sh, t)
+	}
+	if err := s.apply(hidden, 1, 1); err != nil {
+		return nil, err
+	}
+	h, ok := r.pol.(hider)
+	if ok {
+		h.hide(s, hidden)
+	}
+	takes, err := r.pol.choose(s, j, sh, t)
+	if ok {
+		h.hide(s, nil)
+	}
+	if rerr := s.apply(hidden, 1, -1); err == nil {
+		err = rerr
+	}
+	return takes, err
 }

@@ -30,6 +30,16 @@ type toposcope struct {
 	// start or finish.
 	occupied   *placement.Cluster
 	occupiedAt float64
+	// hidden holds one record per node whose free GPUs are hidden from
+	// the choices while hiding (hide); hiddenCl is the cluster occupied
+	// by the running jobs and them, kept while hidden, the jobs and the
+	// time are the same.
+	hiding     bool
+	hidden     []placement.Record
+	hiddenCl   *placement.Cluster
+	hiddenAt   float64
+	hiddenJobs int // jobs when hiddenCl was built
+	jobs       int // bumped by every start and finish
 
 	// usage is the replay's usage in the window; nil when not
 	// preempting.
@@ -86,6 +96,7 @@ func (p *toposcope) started(s *state, j *Job, takes []take, per int, now float64
 		}
 	}
 	p.occupied = nil
+	p.jobs++
 }
 
 // finished drops a job's records: it ended or was preempted.
@@ -99,6 +110,28 @@ func (p *toposcope) finished(j *Job) {
 	}
 	p.records, p.owner, p.size = p.records[:k], p.owner[:k], p.size[:k]
 	p.occupied = nil
+	p.jobs++
+}
+
+// hide shows the free GPUs of hidden as used in the next choices, as
+// records of no account; nil shows them again. Only free candidates are
+// chosen, so what such a record would lose is never weighed.
+func (p *toposcope) hide(s *state, hidden []take) {
+	p.hiding = len(hidden) > 0
+	same := len(hidden) == len(p.hidden)
+	for i := 0; same && i < len(hidden); i++ {
+		same = p.hidden[i].GPUs == hidden[i].pods && p.hidden[i].Nodes[0] == s.nodes[hidden[i].node].name
+	}
+	if same || !p.hiding {
+		return // hiddenCl stays for the same nodes next time
+	}
+	p.hidden = p.hidden[:0]
+	for _, h := range hidden {
+		name := s.nodes[h.node].name
+		p.hidden = append(p.hidden, placement.Record{Workload: "reserved " + name, GPUs: h.pods, Nodes: []string{name},
+			Start: epoch(0)})
+	}
+	p.hiddenCl = nil
 }
 
 // request is the placement request of a job.
@@ -118,6 +151,16 @@ func (p *toposcope) request(s *state, j *Job, sh shape) placement.Request {
 
 // cluster returns the cluster occupied by the running jobs at now.
 func (p *toposcope) cluster(now float64) (*placement.Cluster, error) {
+	if p.hiding {
+		if p.hiddenCl == nil || p.hiddenAt != now || p.hiddenJobs != p.jobs {
+			cl, err := p.base.Occupy(append(slices.Clip(p.records), p.hidden...), epoch(now))
+			if err != nil {
+				return nil, err
+			}
+			p.hiddenCl, p.hiddenAt, p.hiddenJobs = cl, now, p.jobs
+		}
+		return p.hiddenCl, nil
+	}
 	if p.occupied == nil || p.occupiedAt != now {
 		cl, err := p.base.Occupy(p.records, epoch(now))
 		if err != nil {
