@@ -19,7 +19,7 @@ import (
 func TestPreemption(t *testing.T) {
 	t.Parallel()
 	g := model(t, "small-tree")
-	const head = simulate.Header + "\n"
+	const head = simulate.HeaderV2 + "\n"
 	for _, tc := range []struct {
 		name, csv string
 		policy    string
@@ -114,7 +114,7 @@ func TestDefragment(t *testing.T) {
 	g := model(t, "small-tree")
 	fill := func(resumable string) string {
 		var b strings.Builder
-		b.WriteString(simulate.Header + "\n")
+		b.WriteString(simulate.HeaderV2 + "\n")
 		for i := 0; i < 16; i++ {
 			b.WriteString("0,a,8,100000,0," + resumable + "\n")
 		}

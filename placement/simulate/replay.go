@@ -147,6 +147,16 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 			return nil, fmt.Errorf("%w: account %q of the trace has no budget", ErrScenario, a)
 		}
 	}
+	if slices.ContainsFunc(jobs, func(j Job) bool { return j.Debug }) {
+		// Debug work is protected at most the planner's DebugMinRuntime.
+		limit := placement.DefaultConfig().DebugMinRuntime.Seconds()
+		jobs = slices.Clone(jobs)
+		for i := range jobs {
+			if jobs[i].Debug {
+				jobs[i].MinRuntime = min(jobs[i].MinRuntime, limit)
+			}
+		}
+	}
 	var usage *windowUsage // what the fair-share order and preemption rank by
 	if o.Order == OrderFairShare || o.Preempt {
 		usage = newWindowUsage(tree, jobs)

@@ -35,6 +35,10 @@ type Report struct {
 	// the mean wait of the jobs of that size.
 	LargestJobGPUs int     `json:"largestJobGPUs"`
 	LargestJobWait float64 `json:"largestJobWaitSeconds"`
+	// DebugJobs counts the debug jobs (Job.Debug); DebugWaitP90 is the
+	// p90 of their waits, in seconds.
+	DebugJobs    int     `json:"debugJobs"`
+	DebugWaitP90 float64 `json:"debugWaitP90Seconds"`
 	// Occupancy is the share of the cluster's GPU-seconds that jobs ran
 	// while jobs arrived (first to last submit; the whole span when all
 	// arrive at once), so the drain after the last submit does not
@@ -126,6 +130,16 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 		}
 	}
 	r.LargestJobWait /= float64(n)
+	var debug []float64
+	for i, j := range jobs {
+		if j.Debug {
+			debug = append(debug, waits[i])
+		}
+	}
+	if r.DebugJobs = len(debug); r.DebugJobs > 0 {
+		slices.Sort(debug)
+		r.DebugWaitP90 = percentile(debug, 0.9)
+	}
 	slices.Sort(waits)
 	r.WaitP50, r.WaitP90 = percentile(waits, 0.5), percentile(waits, 0.9)
 	r.SpanSeconds = end - jobs[0].Submit
@@ -173,7 +187,11 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 func WriteTable(w io.Writer, reports []*Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt || r.Defragmentations > 0 })
+	debug := slices.ContainsFunc(reports, func(r *Report) bool { return r.DebugJobs > 0 })
 	head := "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tpart-node free\thead-blocked free\taccounts ≥95%\t"
+	if debug {
+		head += "debug p90\t"
+	}
 	if preempt {
 		head += "preempted\tlost GPU-h\t"
 	}
@@ -182,6 +200,9 @@ func WriteTable(w io.Writer, reports []*Report) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t%.1f\t%.1f\t%d/%d\t", r.Policy, r.Jobs, r.MultiNodeJobs,
 			r.MeanLeafSpan, r.MeanLCALevel, dur(r.WaitP50), dur(r.WaitP90), dur(r.LargestJobWait), 100*r.Occupancy,
 			r.PartNodeFreeGPUs, r.HeadBlockedFreeGPUs, r.AccountsAtLeast95, len(r.Accounts))
+		if debug {
+			fmt.Fprintf(tw, "%s\t", dur(r.DebugWaitP90))
+		}
 		if preempt {
 			fmt.Fprintf(tw, "%d\t%.0f\t", r.Preemptions, r.LostGPUHours)
 		}

@@ -41,6 +41,9 @@ type Scenario struct {
 	MaxGPUs int `yaml:"maxGPUs"`
 	// MeanDurationSeconds is SyntheticOptions.MeanDuration (0: its default).
 	MeanDurationSeconds float64 `yaml:"meanDurationSeconds"`
+	// DebugShare is the share of jobs that are debug work
+	// (SyntheticOptions.DebugShare; default 0).
+	DebugShare float64 `yaml:"debugShare"`
 	// Order is the queue order (OrderSubmit or OrderFairShare; default
 	// OrderFairShare).
 	Order string `yaml:"order"`
@@ -124,6 +127,9 @@ func (s *Scenario) Validate() error {
 	if !(s.MeanDurationSeconds >= 0 && s.MeanDurationSeconds <= 7*24*3600) {
 		errs = append(errs, config.Errorf("meanDurationSeconds", "must be 0 (the default) to a week"))
 	}
+	if !(s.DebugShare >= 0 && s.DebugShare < 1) {
+		errs = append(errs, config.Errorf("debugShare", "must be at least 0 and below 1"))
+	}
 	if s.Order != "" && s.Order != OrderSubmit && s.Order != OrderFairShare {
 		errs = append(errs, config.Errorf("order", "want %s or %s", OrderSubmit, OrderFairShare))
 	}
@@ -171,6 +177,6 @@ func (s *Scenario) Synthetic(seed uint64, capacityGPUs int) SyntheticOptions {
 	return SyntheticOptions{
 		Seed: seed, Horizon: s.Days * 24 * 3600, Mix: slices.Clip(mix),
 		MaxGPUs: s.MaxGPUs, MeanDuration: s.MeanDurationSeconds,
-		Load: s.Load, CapacityGPUs: capacityGPUs,
+		Load: s.Load, CapacityGPUs: capacityGPUs, DebugShare: s.DebugShare,
 	}
 }

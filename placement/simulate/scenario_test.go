@@ -125,6 +125,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"endless", strings.Replace(ok, "days: 1", "days: .inf", 1), "scenario.days (line 3)"},
 		{"load too high", strings.Replace(ok, "load: 1", "load: 1e9", 1), "scenario.load (line 4)"},
 		{"negative duration", ok + "meanDurationSeconds: -1\n", "scenario.meanDurationSeconds"},
+		{"debug share of one", ok + "debugShare: 1\n", "scenario.debugShare"},
 		{"bad order", ok + "order: random\n", "scenario.order"},
 		{"zero shares", strings.Replace(ok, "shares: 1", "shares: 0", 1), "scenario.accounts[0].shares (line 6): must be positive"},
 		{"duplicate", ok + "  - {name: a, shares: 1, demand: 2}\n", `scenario.accounts[1].name (line 7): duplicate account "a"`},

@@ -136,7 +136,7 @@ func (p *toposcope) hide(s *state, hidden []take) {
 
 // request is the placement request of a job.
 func (p *toposcope) request(s *state, j *Job, sh shape) placement.Request {
-	req := placement.Request{Account: j.Account, Duration: secs(j.Duration)}
+	req := placement.Request{Account: j.Account, Duration: secs(j.Duration), Debug: j.Debug}
 	switch {
 	case sh.wholeNodes || sh.pods == 1:
 		req.Nodes, req.GPUsPerNode = sh.pods, sh.per

@@ -15,10 +15,12 @@ import (
 // ErrTrace is wrapped by every trace parse error.
 var ErrTrace = errors.New("invalid trace")
 
-// Header is the first line of a CSV trace; HeaderV1, without the
-// resumable column (every job then restarts when preempted), is read too.
+// Header is the first line of a CSV trace. HeaderV2, without the debug
+// column (no job is debug work), and HeaderV1, without resumable either
+// (every job then restarts when preempted), are read too.
 const (
-	Header   = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds,resumable"
+	Header   = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds,resumable,debug"
+	HeaderV2 = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds,resumable"
 	HeaderV1 = "submit_seconds,account,gpus,duration_seconds,min_runtime_seconds"
 )
 
@@ -35,11 +37,16 @@ type Job struct {
 	// Resumable work resumes where it stopped when preempted; other
 	// work restarts from the beginning.
 	Resumable bool `json:"resumable"`
+	// Debug work is a short test on few GPUs: allocated work whose
+	// protection the replay caps at the planner's DebugMinRuntime (15
+	// minutes), as a debug request's is (fairshare.md §1.2).
+	Debug bool `json:"debug"`
 }
 
 // ParseTrace reads a CSV trace (see Header). Submit times must not
 // decrease; gpus and duration_seconds must be positive; min_runtime_seconds
-// must be in [0, duration_seconds]. Errors name the line and column.
+// must be in [0, duration_seconds], and positive for debug work (it is
+// allocated). Errors name the line and column.
 func ParseTrace(r io.Reader) ([]Job, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -57,10 +64,12 @@ func ParseTrace(r io.Reader) ([]Job, error) {
 		if line, _ = cr.FieldPos(0); line == 1 {
 			switch strings.Join(rec, ",") {
 			case Header:
+			case HeaderV2:
+				cols = cols[:6]
 			case HeaderV1:
 				cols = cols[:5]
 			default:
-				return nil, fmt.Errorf("%w: line 1: header must be %q (or, without resumable, %q)", ErrTrace, Header, HeaderV1)
+				return nil, fmt.Errorf("%w: line 1: header must be %q (or, without debug, %q; without resumable, %q)", ErrTrace, Header, HeaderV2, HeaderV1)
 			}
 			continue
 		}
@@ -96,14 +105,20 @@ func ParseTrace(r io.Reader) ([]Job, error) {
 			return nil, bad(0, "submit %g is before the previous line's %g", j.Submit, jobs[len(jobs)-1].Submit)
 		}
 		j.GPUs = g
-		if len(cols) == 6 {
-			switch strings.TrimSpace(rec[5]) {
+		for c, p := range []*bool{&j.Resumable, &j.Debug} {
+			if c+5 >= len(cols) {
+				break
+			}
+			switch strings.TrimSpace(rec[c+5]) {
 			case "1", "true":
-				j.Resumable = true
+				*p = true
 			case "0", "false", "":
 			default:
-				return nil, bad(5, "%q: want 1 or 0", rec[5])
+				return nil, bad(c+5, "%q: want 1 or 0", rec[c+5])
 			}
+		}
+		if j.Debug && j.MinRuntime <= 0 {
+			return nil, bad(4, "debug work is allocated: its min runtime must be positive")
 		}
 		jobs = append(jobs, j)
 	}
@@ -120,12 +135,15 @@ func WriteTrace(w io.Writer, jobs []Job) error {
 		return fmt.Errorf("write trace: %w", err)
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	for _, j := range jobs {
-		res := "0"
-		if j.Resumable {
-			res = "1"
+	flag := func(b bool) string {
+		if b {
+			return "1"
 		}
-		if err := cw.Write([]string{f(j.Submit), j.Account, strconv.Itoa(j.GPUs), f(j.Duration), f(j.MinRuntime), res}); err != nil {
+		return "0"
+	}
+	for _, j := range jobs {
+		if err := cw.Write([]string{f(j.Submit), j.Account, strconv.Itoa(j.GPUs), f(j.Duration), f(j.MinRuntime),
+			flag(j.Resumable), flag(j.Debug)}); err != nil {
 			return fmt.Errorf("write trace: %w", err)
 		}
 	}
@@ -170,6 +188,11 @@ type SyntheticOptions struct {
 	Load float64
 	// CapacityGPUs is the cluster's GPUs (needed with Load).
 	CapacityGPUs int
+	// DebugShare is the share of jobs that are debug work, in [0, 1):
+	// 1, 2, 4 or 8 GPUs (at most MaxGPUs) for 1 to 30 minutes, protected
+	// for their whole run up to 15 minutes, never resumable. With Load
+	// the gaps are set for the mix.
+	DebugShare float64
 }
 
 // AccountWeight is one account of a SyntheticOptions.Mix.
@@ -207,6 +230,9 @@ func (o SyntheticOptions) Validate() error {
 	if math.IsInf(o.Load, 1) || math.IsNaN(o.Load) || math.IsInf(o.MeanInterarrival, 1) || math.IsNaN(o.MeanInterarrival) {
 		errs = append(errs, errors.New("load and mean interarrival must be finite"))
 	}
+	if !(o.DebugShare >= 0 && o.DebugShare < 1) {
+		errs = append(errs, errors.New("debug share must be at least 0 and below 1"))
+	}
 	if o.Load > 0 && o.CapacityGPUs <= 0 {
 		errs = append(errs, errors.New("a load needs the cluster's GPU capacity"))
 	}
@@ -238,7 +264,8 @@ func (o SyntheticOptions) withDefaults() SyntheticOptions {
 // Synthetic generates a heavy-tailed trace: power-of-two GPU counts with a
 // Zipf tail over size classes, Pareto runtimes, exponential gaps. Every
 // third job is allocated with a min runtime of a quarter of its duration;
-// every second job is resumable.
+// every second job is resumable. With a DebugShare, that share of the
+// jobs (drawn independently) is debug work instead.
 func Synthetic(o SyntheticOptions) ([]Job, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -257,7 +284,11 @@ func Synthetic(o SyntheticOptions) ([]Job, error) {
 		for k, w := range weights {
 			meanGPUs += w / sum * float64(int(1)<<k)
 		}
-		o.MeanInterarrival = meanGPUs * o.MeanDuration / (o.Load * float64(o.CapacityGPUs))
+		gpuSec := meanGPUs * o.MeanDuration
+		if o.DebugShare > 0 {
+			gpuSec = (1-o.DebugShare)*gpuSec + o.DebugShare*debugMeanGPUs(o.MaxGPUs)*debugMeanSeconds
+		}
+		o.MeanInterarrival = gpuSec / (o.Load * float64(o.CapacityGPUs))
 	}
 	if o.Horizon > 0 && o.Jobs == 0 && o.MeanInterarrival < 1 {
 		// Gaps are rounded to whole seconds: under a second on average,
@@ -274,6 +305,10 @@ func Synthetic(o SyntheticOptions) ([]Job, error) {
 		t += math.Round(rng.ExpFloat64() * o.MeanInterarrival)
 		if o.Horizon > 0 && t > o.Horizon {
 			break
+		}
+		if o.DebugShare > 0 && rng.Float64() < o.DebugShare {
+			jobs = append(jobs, debugJob(rng, i, t, pick(rng), o.MaxGPUs))
+			continue
 		}
 		u, k := rng.Float64()*sum, 0
 		for ; k < len(weights)-1 && u >= weights[k]; k++ {
@@ -309,4 +344,39 @@ func accountPicker(o SyntheticOptions) func(*rand.Rand) string {
 		i, _ := slices.BinarySearch(cum, u)
 		return o.Mix[min(i, len(cum)-1)].Account
 	}
+}
+
+// Debug work of synthetic traces: 1, 2, 4 or 8 GPUs (at most the
+// trace's largest job), 1 to 30 minutes, protected for its whole run up
+// to debugProtect seconds.
+const (
+	debugMinSeconds, debugMaxSeconds = 60.0, 1800.0
+	debugMeanSeconds                 = (debugMinSeconds + debugMaxSeconds) / 2
+	debugProtect                     = 900.0
+)
+
+// debugSizes returns the GPU counts of debug work when jobs take at most
+// maxGPUs.
+func debugSizes(maxGPUs int) []int {
+	var out []int
+	for g := 1; g <= min(8, maxGPUs); g *= 2 {
+		out = append(out, g)
+	}
+	return out
+}
+
+func debugMeanGPUs(maxGPUs int) float64 {
+	sizes, sum := debugSizes(maxGPUs), 0
+	for _, g := range sizes {
+		sum += g
+	}
+	return float64(sum) / float64(len(sizes))
+}
+
+// debugJob draws one debug job.
+func debugJob(rng *rand.Rand, id int, submit float64, account string, maxGPUs int) Job {
+	sizes := debugSizes(maxGPUs)
+	d := math.Round(debugMinSeconds + rng.Float64()*(debugMaxSeconds-debugMinSeconds))
+	return Job{ID: id, Submit: submit, Account: account, GPUs: sizes[rng.IntN(len(sizes))], Duration: d,
+		MinRuntime: min(d, debugProtect), Debug: true}
 }

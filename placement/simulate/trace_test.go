@@ -24,7 +24,7 @@ func TestParseTraceErrors(t *testing.T) {
 		{"min runtime above duration", h + "0,a,8,60,61\n", "line 2 column 5 (min_runtime_seconds)"},
 		{"submit goes back", h + "10,a,8,60,0\n5,a,8,60,0\n", "line 3 column 1 (submit_seconds)"},
 		{"NaN", h + "NaN,a,8,60,0\n", "line 2 column 1"},
-		{"bad resumable", simulate.Header + "\n0,a,8,60,0,maybe\n", "line 2 column 6 (resumable)"},
+		{"bad resumable", simulate.HeaderV2 + "\n0,a,8,60,0,maybe\n", "line 2 column 6 (resumable)"},
 		{"resumable row in a v1 trace", h + "0,a,8,60,0,1\n", "line 2: 6 fields, want 5"},
 	} {
 		_, err := simulate.ParseTrace(strings.NewReader(tc.in))
@@ -126,7 +126,7 @@ func TestSyntheticLoad(t *testing.T) {
 // without it (the first format) is all restartable.
 func TestResumableColumn(t *testing.T) {
 	t.Parallel()
-	jobs, err := simulate.ParseTrace(strings.NewReader(simulate.Header + "\n0,a,8,60,0,1\n0,a,8,60,0,0\n"))
+	jobs, err := simulate.ParseTrace(strings.NewReader(simulate.HeaderV2 + "\n0,a,8,60,0,1\n0,a,8,60,0,0\n"))
 	if err != nil || !jobs[0].Resumable || jobs[1].Resumable {
 		t.Fatalf("jobs %+v, %v", jobs, err)
 	}

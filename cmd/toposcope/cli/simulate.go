@@ -63,6 +63,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.Float64Var(&o.synth.Alpha, "alpha", 1.2, "synthetic trace: Zipf exponent of job sizes")
 	f.Float64Var(&o.synth.MeanInterarrival, "interarrival", 300, "synthetic trace: mean seconds between submits")
 	f.Float64Var(&o.synth.MeanDuration, "mean-duration", 3600, "synthetic trace: mean runtime in seconds")
+	f.Float64Var(&o.synth.DebugShare, "debug-share", 0, "synthetic trace: share of jobs that are debug work (1-8 GPUs, 1-30 min, protected up to 15 min; allowed with --scenario)")
 	f.Float64Var(&o.synth.Load, "load", 0, "synthetic trace: offered load as a fraction of the model's GPUs (sets the mean gap between submits; overrides --interarrival)")
 	f.StringSliceVar(&o.policies, "policies", simulate.Policies(), "policies to compare")
 	f.StringVar(&o.within, "within", "leaf", "jobs that fit one leaf (or NVLink domain) must start in one: leaf, domain or none")
@@ -96,7 +97,11 @@ func runSimulate(env *Env, o *simulateOptions) error {
 		o.synth.CapacityGPUs += n.GPUs
 	}
 	if sc != nil {
+		debug := o.synth.DebugShare
 		o.synth = sc.Synthetic(o.synth.Seed, o.synth.CapacityGPUs)
+		if o.changed != nil && o.changed("debug-share") {
+			o.synth.DebugShare = debug
+		}
 	}
 	jobs, err := o.jobs()
 	if err != nil {
