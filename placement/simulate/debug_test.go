@@ -92,7 +92,8 @@ func TestSyntheticDebugShare(t *testing.T) {
 // TestDebugProtectionCapped: job 0 of a (all of small-tree, resumable)
 // asks for 2 h of protection; at 5,400 s b's allocated job needs a
 // leaf. Marked as debug work, job 0 is protected only 15 minutes and is
-// preempted then; otherwise b waits for it to end at 10,000 s.
+// preempted at once; otherwise b waits for its protection to end at
+// 7,200 s.
 func TestDebugProtectionCapped(t *testing.T) {
 	t.Parallel()
 	g := model(t, "small-tree")
@@ -100,7 +101,7 @@ func TestDebugProtectionCapped(t *testing.T) {
 		debug  string
 		start1 float64
 		count  int
-	}{{"1", 5400, 1}, {"0", 10000, 0}} {
+	}{{"1", 5400, 1}, {"0", 7200, 1}} {
 		jobs, err := simulate.ParseTrace(strings.NewReader(simulate.Header + "\n0,a,128,10000,7200,1," + tc.debug + "\n5400,b,64,7200,50,0,0\n"))
 		if err != nil {
 			t.Fatal(err)

@@ -65,6 +65,11 @@ type replayer struct {
 	// protectCap caps a job's protected runtime (the planner's
 	// MinRuntimeCap), in seconds.
 	protectCap float64
+	// wake is, with preemption, when the next running job's protection
+	// ends while allocated work waits: an event of its own, so that the
+	// waiting work may preempt then and not at the next submit or
+	// finish. +Inf when there is none.
+	wake float64
 
 	h     runHeap
 	gen   []int     // per job, the generation of its live heap entry
@@ -89,7 +94,8 @@ type replayer struct {
 func newReplayer(s *state, jobs []Job, shapes []shape, pol chooser, name string, usage *windowUsage) (*replayer, error) {
 	r := &replayer{s: s, jobs: jobs, shapes: shapes, pol: pol, name: name, usage: usage,
 		gen: make([]int, len(jobs)), runs: make([]running, len(jobs)), cur: make([]int, len(jobs)),
-		left: make([]float64, len(jobs)), out: make([]outcome, len(jobs)), byID: make(map[int]int, len(jobs))}
+		left: make([]float64, len(jobs)), out: make([]outcome, len(jobs)), byID: make(map[int]int, len(jobs)),
+		wake: math.Inf(1)}
 	r.tr, _ = pol.(tracker)
 	if usage != nil {
 		usage.runs = &r.segs
@@ -126,6 +132,9 @@ func (r *replayer) run(progress func(int, int)) error {
 		if r.h.Len() > 0 {
 			t = min(t, r.h[0].end)
 		}
+		if r.pre != nil {
+			t = min(t, r.wake)
+		}
 		if math.IsInf(t, 1) {
 			j := jobs[r.queue[0]]
 			return fmt.Errorf("%w: policy %s cannot place job %d (%d GPUs) on the idle cluster", ErrScenario, r.name, j.ID, j.GPUs)
@@ -147,6 +156,9 @@ func (r *replayer) run(progress func(int, int)) error {
 		if err := r.schedule(t); err != nil {
 			return err
 		}
+		if r.pre != nil {
+			r.wake = r.protectionEnd(t)
+		}
 		r.idle.lastPart, r.idle.lastBlock = r.s.partFree, 0
 		if len(r.queue) > 0 && jobs[r.queue[0]].GPUs <= r.s.free {
 			r.idle.lastBlock = r.s.free // the head fits by count, yet waits
@@ -163,6 +175,28 @@ func (r *replayer) run(progress func(int, int)) error {
 		}
 	}
 	return nil
+}
+
+// protectionEnd returns the first time after t that a running job's
+// protection ends, if allocated work is queued; +Inf otherwise.
+func (r *replayer) protectionEnd(t float64) float64 {
+	if !slices.ContainsFunc(r.queue, func(ji int) bool { return r.jobs[ji].MinRuntime > 0 }) {
+		return math.Inf(1)
+	}
+	end := math.Inf(1)
+	for _, e := range r.h {
+		if e.gen != r.gen[e.job] {
+			continue // preempted
+		}
+		j := &r.jobs[e.job]
+		if j.MinRuntime <= 0 {
+			continue
+		}
+		if at := r.segs[r.cur[e.job]].start + min(j.MinRuntime, r.protectCap); at > t && at < end {
+			end = at
+		}
+	}
+	return end
 }
 
 // finishDue ends the jobs due by t and returns how many ended.

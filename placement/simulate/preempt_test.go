@@ -38,6 +38,10 @@ func TestPreemption(t *testing.T) {
 		// below a with it (a restart would cost exactly a's whole usage).
 		{"allocated victim past min runtime, owner over-served", "0,a,128,10000,3600,1\n5400,b,64,7200,50,0\n", simulate.PolicyToposcope, true, 5400, 1, 64, 19000},
 		{"victim within its min runtime", "0,a,128,10000,7200,0\n5400,b,64,100,50,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},
+		// No submit or finish comes at 7,200 s, when job 0's protection
+		// ends: that is an event of its own, and b's job preempts then
+		// (job 0 resumes from its 7,200 s checkpoint, losing nothing).
+		{"protection ends between events", "0,a,128,10000,7200,1\n5400,b,64,7200,50,0\n", simulate.PolicyToposcope, true, 7200, 1, 0, 17200},
 		{"victim out of proportion (128 > 4 × 8 GPUs)", "0,a,128,10000,0,0\n5400,b,8,100,50,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},
 		{"unallocated work never preempts", "0,a,128,10000,0,0\n5400,b,64,100,0,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},
 		{"own account's work is no victim", "0,a,128,10000,0,0\n5400,a,64,100,50,0\n", simulate.PolicyToposcope, true, 10000, 0, 0, 10100},

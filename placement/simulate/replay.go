@@ -47,8 +47,9 @@ type Options struct {
 	// stands below the job's, in proportion to the job
 	// (placement.Config.MaxVictimRatio). Preempted work is queued again;
 	// resumable work resumes from its last checkpoint
-	// (placement.Config.CheckpointInterval), other work restarts. The
-	// baseline policies never preempt.
+	// (placement.Config.CheckpointInterval), other work restarts. While
+	// allocated work waits, the end of a running job's protection is an
+	// event of its own. The baseline policies never preempt.
 	Preempt bool
 	// Reserve is how backfill holds room for the oldest waiting job:
 	// ReserveCount (default) or ReserveNodes. Every policy gets it.
