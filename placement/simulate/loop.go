@@ -177,28 +177,6 @@ func (r *replayer) run(progress func(int, int)) error {
 	return nil
 }
 
-// protectionEnd returns the first time after t that a running job's
-// protection ends, if allocated work is queued; +Inf otherwise.
-func (r *replayer) protectionEnd(t float64) float64 {
-	if !slices.ContainsFunc(r.queue, func(ji int) bool { return r.jobs[ji].MinRuntime > 0 }) {
-		return math.Inf(1)
-	}
-	end := math.Inf(1)
-	for _, e := range r.h {
-		if e.gen != r.gen[e.job] {
-			continue // preempted
-		}
-		j := &r.jobs[e.job]
-		if j.MinRuntime <= 0 {
-			continue
-		}
-		if at := r.segs[r.cur[e.job]].start + min(j.MinRuntime, r.protectCap); at > t && at < end {
-			end = at
-		}
-	}
-	return end
-}
-
 // finishDue ends the jobs due by t and returns how many ended.
 func (r *replayer) finishDue(t float64) (int, error) {
 	n := 0

@@ -1,6 +1,7 @@
 package simulate_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -159,5 +160,28 @@ func TestDefragment(t *testing.T) {
 					r.Starts[16], r.Preemptions, r.LostGPUHours, r.Defragmentations, tc.start, tc.count, tc.lost, defrags)
 			}
 		})
+	}
+}
+
+// TestProtectionEndFractional: the protection-end event comes at the
+// instant the planner stops protecting the work, also when start and
+// min runtime are fractions of a second (rounded to nanoseconds there).
+func TestProtectionEndFractional(t *testing.T) {
+	t.Parallel()
+	g := model(t, "small-tree")
+	for _, tc := range []struct{ submit, minRuntime string }{{"0.9", "7200.2"}, {"0.9", "7200.7"}, {"0.3", "7199.9"}} {
+		jobs, err := simulate.ParseTrace(strings.NewReader(simulate.HeaderV2 + "\n" + tc.submit + ",a,128,10000," + tc.minRuntime + ",1\n5400,b,64,7200,50,0\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := simulate.Run(g, jobs, simulate.PolicyToposcope, simulate.Options{Preempt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := jobs[0].Submit + jobs[0].MinRuntime
+		if math.Abs(r.Starts[1]-want) > 1e-6 || r.Preemptions != 1 {
+			t.Errorf("start %s, min runtime %s: job 1 starts at %.9f after %d preemptions; want %.9f after 1",
+				tc.submit, tc.minRuntime, r.Starts[1], r.Preemptions, want)
+		}
 	}
 }

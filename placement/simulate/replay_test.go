@@ -317,3 +317,38 @@ func TestConcreteReservation(t *testing.T) {
 		t.Errorf("unknown reserve: %v", err)
 	}
 }
+
+// TestConcreteReservationLoaded: two days of the venus scenario with
+// concrete reservations run to the end under every policy (a policy that
+// took GPUs already taken would stop the replay with an error) and start
+// every job, the held ones placed off the reserved nodes at many events,
+// often right after other jobs started at the same time.
+func TestConcreteReservationLoaded(t *testing.T) {
+	t.Parallel()
+	sc, err := simulate.LoadScenario("venus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := placement.NewTree(sc.Budgets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sc.Synthetic(1, 1080)
+	o.Horizon = 2 * 24 * 3600
+	jobs, err := simulate.Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := model(t, sc.Model)
+	for _, p := range simulate.Policies() {
+		r, err := simulate.Run(g, jobs, p, simulate.Options{Reserve: simulate.ReserveNodes, Order: sc.Order, Tree: tree})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for i, s := range r.Starts {
+			if s < jobs[i].Submit {
+				t.Fatalf("%s: job %d starts at %g, before its submit %g", p, i, s, jobs[i].Submit)
+			}
+		}
+	}
+}

@@ -81,6 +81,9 @@ func runSimulate(env *Env, o *simulateOptions) error {
 	if o.defragAfter < 0 {
 		return fmt.Errorf("%w: --defrag-after must not be negative (0 turns it off)", ErrUsage)
 	}
+	if o.trace != "" && o.changed != nil && o.changed("debug-share") {
+		return fmt.Errorf("%w: --debug-share shapes a synthetic trace; with --trace, mark debug work in its debug column", ErrUsage)
+	}
 	sc, err := o.loadScenario()
 	if err != nil {
 		return err

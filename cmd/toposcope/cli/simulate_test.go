@@ -40,6 +40,7 @@ func TestSimulateCmd(t *testing.T) {
 		{name: "bad-reserve", args: append([]string{"--reserve", "leaves"}, small...), usage: true, want: []string{`reserve "leaves"`}},
 		{name: "scenario", args: []string{"--scenario", "venus", "--policies", "firstfit"}, want: []string{"firstfit", "/15", "vcJsw", "vcgkz"}},
 		{name: "scenario-debug-share", args: []string{"--scenario", "venus", "--debug-share", "0.1", "--policies", "firstfit"}, want: []string{"debug p90", "/15"}},
+		{name: "debug-share-with-trace", args: []string{"--trace", badTrace, "--debug-share", "0.1"}, usage: true, want: []string{"--debug-share shapes a synthetic trace"}},
 		{name: "bad-debug-share", args: append([]string{"--debug-share", "1"}, small...), usage: true, want: []string{"debug share must be at least 0 and below 1"}},
 		{name: "scenario-and-jobs", args: []string{"--scenario", "venus", "--jobs", "10"}, usage: true, want: []string{"--jobs cannot be given with --scenario"}},
 		{name: "bad-scenario", args: []string{"--scenario", "nope"}, usage: true, want: []string{"neither a bundled scenario (venus)"}},
