@@ -16,17 +16,24 @@ LDFLAGS := -s -w -X github.com/toposcope/toposcope/cmd/toposcope/buildinfo.versi
 # 127.5 MB without it, 56.4 MB with it. cmd/toposcope's TestDeadCodeElimination
 # keeps it that way.
 TAGS := grpcnotrace
+# BIN: where build puts the binaries. DEPDUMP: a file that receives the
+# linker's dependency dump of toposcope (-dumpdep; TestDeadCodeElimination
+# reads it); empty for none.
+BIN ?= bin
+DEPDUMP ?=
 
 ## build: the release binaries: static (no cgo), trimmed paths, no symbol tables, the version set:
-## bin/toposcope, and bin/toposcope-agent (the node agent alone, no cloud SDK) for the DaemonSet.
+## bin/toposcope, and bin/toposcope-agent (the node agent alone, no cloud SDK) for the DaemonSet
+## (BIN=DIR puts them in DIR).
 build: build-server build-agent
 
 ## build-server, build-agent: one of the two (the package and the size report need only the server).
 build-server:
-	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope ./cmd/toposcope
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)$(if $(DEPDUMP), -dumpdep)' \
+		-o $(BIN)/toposcope ./cmd/toposcope $(if $(DEPDUMP),2>$(DEPDUMP) || { tail -n 40 $(DEPDUMP) >&2; exit 1; })
 
 build-agent:
-	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o bin/toposcope-agent ./cmd/toposcope-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/toposcope-agent ./cmd/toposcope-agent
 
 ## image: the container images (Containerfile) as OCI archives, bin/toposcope-image.tar and bin/toposcope-agent-image.tar (the node agent), built with buildah.
 image:
@@ -57,14 +64,24 @@ lint:
 	$(GOLANGCI_LINT) run $(PKGS)
 
 ARTIFACTS ?= $(CURDIR)/.artifacts
+# RELEASE: the release binaries every test of a run shares (internal/testenv/releasebin).
+RELEASE := $(ARTIFACTS)/release
+# TEST_TIMEOUT only stops a test binary that hangs: each slow test has a
+# budget of its own (internal/testenv/budget) and fails with its own message
+# when the budget runs out, well before this.
+TEST_TIMEOUT ?= 60m
 
-## test: every test. With CI=true a skipped test fails the run (internal/testenv/testreport):
-## a test of a real component may skip on a laptop, never in CI. Test artifacts (the web
-## view's screenshots) are kept under $(ARTIFACTS)/_artifacts.
+## test: every test. The release binaries are built once, before the tests start, and shared
+## by every test that needs them (the image, the packages, the dead-code check, the end-to-end
+## runs). With CI=true a skipped test fails the run (internal/testenv/testreport): a test of a
+## real component may skip on a laptop, never in CI. Test artifacts (the web view's
+## screenshots) are kept under $(ARTIFACTS)/_artifacts, go test's events in $(ARTIFACTS)/test.json.
 test:
-	rm -rf $(ARTIFACTS)/_artifacts; mkdir -p $(ARTIFACTS)
-	set -o pipefail; $(GO) test -count=1 -timeout 30m -json -artifacts -outputdir $(ARTIFACTS) $(PKGS) | \
-		$(GO) run ./internal/testenv/testreport $(if $(filter true,$(CI)),-fail-on-skip)
+	rm -rf $(ARTIFACTS)/_artifacts $(RELEASE); mkdir -p $(RELEASE)
+	$(MAKE) --no-print-directory build BIN=$(RELEASE) DEPDUMP=$(RELEASE)/toposcope.deps
+	set -o pipefail; TOPOSCOPE_RELEASE_DIR=$(RELEASE) \
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -json -artifacts -outputdir $(ARTIFACTS) $(PKGS) | \
+		tee $(ARTIFACTS)/test.json | $(GO) run ./internal/testenv/testreport $(if $(filter true,$(CI)),-fail-on-skip)
 
 ## bench: the scale benchmarks quoted in the docs.
 bench:

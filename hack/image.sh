@@ -3,7 +3,10 @@
 # registry and no daemon: Debian's buildah (vfs storage, chroot isolation)
 # builds Containerfile with BINARY=prebuilt from the binaries `make build`
 # made, and saves the images as OCI archives: the service's image and the
-# node agent's (the Containerfile's stage "agent").
+# node agent's (the Containerfile's stage "agent"). The build context is a
+# folder of this run's own holding just the prebuilt tree (bin/image in it),
+# so runs side by side never mix their files and no large file of the
+# checkout is sent to buildah.
 #
 #   bash hack/image.sh [OUTPUT [AGENT_OUTPUT]]
 #                                   (default bin/toposcope-image.tar and
@@ -14,6 +17,10 @@
 # first, only when a package has no install candidate). Prints the binary's
 # and the image's sizes. Environment:
 #   VERSION          the version stamped into the binary and the image label
+#   BIN              a folder holding toposcope and toposcope-agent already
+#                    built (`make build BIN=...`): they go into the images as
+#                    they are (their own version); without BIN, `make build`
+#                    builds them into bin/
 #   TOPOSCOPE_CACHE  cache folder; buildah's storage lives in $TOPOSCOPE_CACHE/containers
 set -euo pipefail
 # shellcheck source=hack/lib/apt.sh
@@ -38,17 +45,27 @@ if [[ "$OUT" == --tools ]]; then
 	exit 0
 fi
 
-# The same tree the compile stage makes.
-make --no-print-directory build VERSION="$VERSION"
-rm -rf bin/image
-mkdir -p bin/image/home/nonroot
+if [[ -z "${BIN:-}" ]]; then
+	make --no-print-directory build VERSION="$VERSION"
+	BIN=bin
+fi
 for p in toposcope toposcope-agent; do
-	mkdir -p "bin/image/$p/usr/bin" "bin/image/$p/etc/ssl/certs"
-	cp "bin/$p" "bin/image/$p/usr/bin/$p"
-	cp /etc/ssl/certs/ca-certificates.crt "bin/image/$p/etc/ssl/certs/"
-	cp hack/image/passwd hack/image/group "bin/image/$p/etc/"
-	chmod 0755 "bin/image/$p/usr/bin/$p"
-	chmod 0644 "bin/image/$p/etc/passwd" "bin/image/$p/etc/group" "bin/image/$p/etc/ssl/certs/ca-certificates.crt"
+	[[ -x "$BIN/$p" ]] || die "no executable $p in BIN=$BIN"
+done
+
+# The same tree the compile stage makes, in this run's own build context.
+mkdir -p .cache
+CTX="$(mktemp -d "$PWD/.cache/image.XXXXXX")"
+trap 'rm -rf "$CTX"' EXIT
+TREE="$CTX/bin/image"
+mkdir -p "$TREE/home/nonroot"
+for p in toposcope toposcope-agent; do
+	mkdir -p "$TREE/$p/usr/bin" "$TREE/$p/etc/ssl/certs"
+	cp "$BIN/$p" "$TREE/$p/usr/bin/$p"
+	cp /etc/ssl/certs/ca-certificates.crt "$TREE/$p/etc/ssl/certs/"
+	cp hack/image/passwd hack/image/group "$TREE/$p/etc/"
+	chmod 0755 "$TREE/$p/usr/bin/$p"
+	chmod 0644 "$TREE/$p/etc/passwd" "$TREE/$p/etc/group" "$TREE/$p/etc/ssl/certs/ca-certificates.crt"
 done
 
 export STORAGE_DRIVER=vfs BUILDAH_ISOLATION=chroot
@@ -62,7 +79,7 @@ image() {
 	log "buildah build $tag"
 	buildah "${STORE[@]}" build --isolation chroot --layers=false --quiet "${target[@]}" \
 		--build-arg BINARY=prebuilt --build-arg VERSION="$VERSION" \
-		-f Containerfile -t "$tag" . >/dev/null
+		-f "$PWD/Containerfile" -t "$tag" "$CTX" >/dev/null
 	mkdir -p "$(dirname "$out")"
 	rm -f "$out.tmp"
 	buildah "${STORE[@]}" push --quiet "$tag" "oci-archive:$out.tmp:$tag"
@@ -71,5 +88,5 @@ image() {
 }
 image "" "$TAG" "$OUT"
 image agent "$AGENT_TAG" "$AGENT_OUT"
-log "binary bin/toposcope: $(stat -c %s bin/toposcope) bytes; image $OUT: $(stat -c %s "$OUT") bytes ($TAG)"
-log "binary bin/toposcope-agent: $(stat -c %s bin/toposcope-agent) bytes; image $AGENT_OUT: $(stat -c %s "$AGENT_OUT") bytes ($AGENT_TAG)"
+log "binary $BIN/toposcope: $(stat -c %s "$BIN/toposcope") bytes; image $OUT: $(stat -c %s "$OUT") bytes ($TAG)"
+log "binary $BIN/toposcope-agent: $(stat -c %s "$BIN/toposcope-agent") bytes; image $AGENT_OUT: $(stat -c %s "$AGENT_OUT") bytes ($AGENT_TAG)"

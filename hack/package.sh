@@ -8,6 +8,11 @@
 # Environment:
 #   VERSION   the version (default: git describe; one that does not start
 #             with a digit becomes 0.1.0~git<it>, as deb and rpm need)
+#   BIN       a folder holding a release toposcope already built (`make
+#             build BIN=...`): it is packaged as it is; without BIN the
+#             binary is built into a private folder for this run.
+# Everything it stages is in a folder of its own, so runs side by side
+# (the tests build two versions) never mix their files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,13 +26,18 @@ VERSION="${VERSION//-/\~}" # rpm allows no dash in a version; ~ sorts before the
 log() { printf '[package] %s\n' "$*"; }
 
 bash hack/install-nfpm.sh >/dev/null
-make --no-print-directory build-server VERSION="$VERSION"
-
-STAGE=.cache/package # packaging/nfpm.yaml names it
-rm -rf "$STAGE"
-mkdir -p "$STAGE"
+mkdir -p .cache
+STAGE="$(mktemp -d "$PWD/.cache/package.XXXXXX")"
 trap 'rm -rf "$STAGE"' EXIT
-cp bin/toposcope "$STAGE/toposcope"
+if [[ -z "${BIN:-}" ]]; then
+	make --no-print-directory build-server VERSION="$VERSION" BIN="$STAGE/bin"
+	BIN="$STAGE/bin"
+fi
+[[ -x "$BIN/toposcope" ]] || { printf '[package] ERROR: no executable toposcope in BIN=%s\n' "$BIN" >&2; exit 1; }
+cp "$BIN/toposcope" "$STAGE/toposcope"
+# packaging/nfpm.yaml names the staged files .cache/package/...; this run's are in $STAGE.
+sed "s|src: \.cache/package/|src: $STAGE/|" packaging/nfpm.yaml >"$STAGE/nfpm.yaml"
+grep -q "src: $STAGE/toposcope\$" "$STAGE/nfpm.yaml" || { printf '[package] ERROR: packaging/nfpm.yaml names no .cache/package/toposcope\n' >&2; exit 1; }
 date="$(date -u -R -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")"
 
 # A manual page from the built binary's own help.
@@ -57,7 +67,7 @@ printf 'toposcope (%s-1) unstable; urgency=medium\n\n  * Release %s.\n\n -- topo
 
 mkdir -p "$OUT"
 export VERSION
-"$CACHE/bin/nfpm" package --config packaging/nfpm.yaml --packager deb --target "$OUT/toposcope_${VERSION}_amd64.deb" >/dev/null
-"$CACHE/bin/nfpm" package --config packaging/nfpm.yaml --packager rpm --target "$OUT/toposcope-${VERSION}.x86_64.rpm" >/dev/null
+"$CACHE/bin/nfpm" package --config "$STAGE/nfpm.yaml" --packager deb --target "$OUT/toposcope_${VERSION}_amd64.deb" >/dev/null
+"$CACHE/bin/nfpm" package --config "$STAGE/nfpm.yaml" --packager rpm --target "$OUT/toposcope-${VERSION}.x86_64.rpm" >/dev/null
 log "$OUT/toposcope_${VERSION}_amd64.deb ($(stat -c %s "$OUT/toposcope_${VERSION}_amd64.deb") bytes)"
 log "$OUT/toposcope-${VERSION}.x86_64.rpm ($(stat -c %s "$OUT/toposcope-${VERSION}.x86_64.rpm") bytes)"

@@ -25,9 +25,9 @@ func installed(ctx context.Context, t *testing.T, chroot, deb string) (string, f
 
 // installInChroot installs deb1 with dpkg into a copy of the trixie
 // chroot, checks the user, the files, the conffile and that the binary
-// runs as that user; edits the configuration, upgrades to deb2 and checks
+// (of version binVersion) runs as that user; edits the configuration, upgrades to deb2 and checks
 // the edit survived; purges and checks the state is gone.
-func installInChroot(ctx context.Context, t *testing.T, chroot, deb1, deb2 string) {
+func installInChroot(ctx context.Context, t *testing.T, chroot, deb1, deb2, binVersion string) {
 	root, in := installed(ctx, t, chroot, deb1)
 	run(ctx, t, "cp", deb2, filepath.Join(root, "tmp", filepath.Base(deb2)))
 
@@ -46,7 +46,7 @@ func installInChroot(ctx context.Context, t *testing.T, chroot, deb1, deb2 strin
 			t.Errorf("installed file: %v", err)
 		}
 	}
-	if v := in("runuser", "-u", "toposcope", "--", "toposcope", "--version"); !strings.Contains(v, "1.0.0") {
+	if v := in("runuser", "-u", "toposcope", "--", "toposcope", "--version"); !strings.Contains(v, binVersion) {
 		t.Errorf("toposcope --version as toposcope: %q", v)
 	}
 	if v := in("runuser", "-u", "toposcope", "--", "toposcope", "check", "--config", "/etc/toposcope/config.yaml"); !strings.Contains(v, "valid") {

@@ -1,10 +1,12 @@
-// Package packaging_test builds the .deb and .rpm with hack/package.sh and
-// checks them with the real Debian tools: lintian, rpm, systemd-analyze,
+// Package packaging_test builds the .deb and .rpm with hack/package.sh
+// (from the run's release binary, internal/testenv/releasebin, and one
+// more linked as version 1.0.1 for the upgrade) and checks them with the real Debian tools: lintian, rpm, systemd-analyze,
 // and dpkg inside a copy of the Debian trixie chroot the Slurm tests use.
 package packaging_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toposcope/toposcope/internal/testenv/budget"
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
 )
 
@@ -25,14 +29,17 @@ func TestPackages(t *testing.T) {
 		t.Skip("no lintian (hack/install-nfpm.sh installs the packaging tools)")
 	}
 	if testing.Short() && !kubetest.InCI() {
-		t.Skip("-short: builds the release binary twice")
+		t.Skip("-short: links the release binary")
 	}
 	root := slurmtest.Chroot(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
+	ctx := budget.Context(t, 20*time.Minute)
 	dist := t.TempDir()
-	deb1, rpm1 := build(ctx, t, dist, "1.0.0")
-	deb2, _ := build(ctx, t, dist, "1.0.1")
+	// The first package holds the run's release binary as it is; the
+	// upgrade's holds one linked as 1.0.1, so that the upgrade is seen to
+	// replace the binary.
+	rel := releasebin.Get(ctx, t)
+	deb1, rpm1 := build(ctx, t, dist, "1.0.0", rel.Dir)
+	deb2, _ := build(ctx, t, dist, "1.0.1", releasebin.Build(ctx, t, "1.0.1").Dir)
 
 	t.Run("lintian", func(t *testing.T) {
 		out, _ := exec.CommandContext(ctx, "lintian", "--no-cfg", deb1).CombinedOutput()
@@ -60,18 +67,19 @@ func TestPackages(t *testing.T) {
 		}
 	})
 	t.Run("systemd-analyze verify", func(t *testing.T) { verifyUnits(ctx, t, deb1) })
-	t.Run("install, upgrade, purge in the trixie chroot", func(t *testing.T) { installInChroot(ctx, t, root, deb1, deb2) })
+	t.Run("install, upgrade, purge in the trixie chroot", func(t *testing.T) { installInChroot(ctx, t, root, deb1, deb2, rel.Version) })
 	t.Run("the packaged service on slurmctld 24.11", func(t *testing.T) { serviceOnSlurm(ctx, t, root, deb1) })
 }
 
-// build runs hack/package.sh for version into dist.
-func build(ctx context.Context, t *testing.T, dist, version string) (deb, rpm string) {
+// build runs hack/package.sh for version into dist, packaging the
+// toposcope in bin.
+func build(ctx context.Context, t *testing.T, dist, version, bin string) (deb, rpm string) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, "bash", "hack/package.sh", dist)
 	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "VERSION="+version)
+	cmd.Env = append(os.Environ(), "VERSION="+version, "BIN="+bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hack/package.sh: %v\n%s", err, out)
+		t.Fatalf("hack/package.sh: %v (%v)\n%s", err, context.Cause(ctx), out)
 	}
 	deb = filepath.Join(dist, "toposcope_"+version+"_amd64.deb")
 	rpm = filepath.Join(dist, "toposcope-"+version+".x86_64.rpm")
@@ -136,4 +144,53 @@ func run(ctx context.Context, t *testing.T, name string, args ...string) string 
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// TestPackagesSideBySide runs hack/package.sh twice at once, each with a
+// binary of its own (a stub that prints its version), and checks that
+// each package holds its own binary: the runs stage their files in
+// folders of their own, so a build beside them (the image's, another
+// package's) cannot put its binary into this package.
+func TestPackagesSideBySide(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("dpkg-deb"); err != nil && !kubetest.InCI() {
+		t.Skip("no dpkg-deb (hack/install-nfpm.sh installs the packaging tools)")
+	}
+	ctx := budget.Context(t, 5*time.Minute)
+	dist := t.TempDir()
+	versions := []string{"2.0.0", "2.0.1"}
+	bins := make([]string, len(versions))
+	for i, v := range versions {
+		bins[i] = t.TempDir()
+		stub := "#!/bin/sh\necho toposcope version " + v + "\n"
+		if err := os.WriteFile(filepath.Join(bins[i], "toposcope"), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, len(versions))
+	for i, v := range versions {
+		go func() {
+			cmd := exec.CommandContext(ctx, "bash", "hack/package.sh", dist)
+			cmd.Dir = ".."
+			cmd.Env = append(os.Environ(), "VERSION="+v, "BIN="+bins[i])
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("hack/package.sh for %s: %w (%v)\n%s", v, err, context.Cause(ctx), out)
+			}
+			errs <- err
+		}()
+	}
+	for range versions {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range versions {
+		dir := t.TempDir()
+		run(ctx, t, "dpkg-deb", "-x", filepath.Join(dist, "toposcope_"+v+"_amd64.deb"), dir)
+		got, err := os.ReadFile(filepath.Join(dir, "usr/bin/toposcope"))
+		if err != nil || !strings.Contains(string(got), "version "+v) {
+			t.Errorf("package %s holds /usr/bin/toposcope %q (%v), want its own binary", v, got, err)
+		}
+	}
 }

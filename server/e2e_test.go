@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toposcope/toposcope/internal/testenv/budget"
 	"github.com/toposcope/toposcope/internal/testenv/proctest"
+	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 	"github.com/toposcope/toposcope/service/store"
 )
 
@@ -150,11 +152,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "toposcope")
-	build := exec.Command("go", "build", "-o", bin, "github.com/toposcope/toposcope/cmd/toposcope")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := releasebin.Get(budget.Context(t, 15*time.Minute), t).Server
 	model := filepath.Join(dir, "model.yaml")
 	writeModel(t, model, 20000)
 	tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/toposcope/toposcope/internal/testenv/budget"
+	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/service/store"
 )
@@ -24,10 +25,7 @@ func TestLedgerSurvivesKill(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "toposcope")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/toposcope/toposcope/cmd/toposcope").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := releasebin.Get(budget.Context(t, 15*time.Minute), t).Server
 	tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))
 	storePath := filepath.Join(dir, "state", "toposcope.db")
 	cfgPath := writeFile(t, dir, "config.yaml", fmt.Appendf(nil, `provider: {name: sim, params: {model: small-tree}}

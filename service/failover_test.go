@@ -18,8 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/toposcope/toposcope/internal/testenv/budget"
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/internal/testenv/proctest"
+	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 )
 
 // deadline bounds every wait of the failover test; the test polls.
@@ -139,10 +141,7 @@ func TestServeFailover(t *testing.T) {
 	ctx := context.Background()
 	core := c.Core()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "toposcope")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/toposcope/toposcope/cmd/toposcope").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := releasebin.Get(budget.Context(t, 15*time.Minute), t).Server
 	model := filepath.Join(dir, "model.yaml")
 	if err := os.WriteFile(model, fmt.Appendf(nil, `name: failover
 switches:

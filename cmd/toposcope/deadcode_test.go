@@ -2,22 +2,19 @@ package main_test
 
 import (
 	"bufio"
-	"bytes"
-	"context"
-	"os/exec"
-	"path/filepath"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toposcope/toposcope/internal/testenv/budget"
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 )
 
-// releaseTags are the build tags of `make build` (the Makefile's TAGS).
-const releaseTags = "grpcnotrace"
-
-// TestDeadCodeElimination links the release binary with the linker's
-// dependency dump and fails when a reachable function looks methods up at
+// TestDeadCodeElimination reads the linker's dependency dump of the
+// release binary (`make build DEPDUMP=...`: `make test` links it once for
+// every test of the run) and fails when a reachable function looks methods up at
 // run time (reflect.Value.MethodByName with a name that is not a
 // constant, or Method(i)): the linker then keeps every exported method of every
 // type, and the cloud SDK clients more than double the binary (127.5 MB
@@ -29,19 +26,15 @@ func TestDeadCodeElimination(t *testing.T) {
 	if testing.Short() && !kubetest.InCI() {
 		t.Skip("-short: links the whole binary")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", releaseTags,
-		"-ldflags=-s -w -dumpdep", "-o", filepath.Join(t.TempDir(), "toposcope"), ".")
-	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
-	var dump bytes.Buffer
-	cmd.Stderr = &dump
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build -ldflags=-dumpdep: %v\n%.3000s", err, dump.String())
+	rel := releasebin.Get(budget.Context(t, 20*time.Minute), t)
+	dump, err := os.Open(rel.Deps)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer func() { _ = dump.Close() }()
 	parent := map[string]string{}
 	var culprit string
-	sc := bufio.NewScanner(&dump)
+	sc := bufio.NewScanner(dump)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		rawFrom, rawTo, ok := strings.Cut(sc.Text(), " -> ")

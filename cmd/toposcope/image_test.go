@@ -18,15 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toposcope/toposcope/internal/testenv/budget"
 	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/internal/testenv/proctest"
+	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 )
 
-// imageVersion is stamped into the binary and the image label by the test.
-const imageVersion = "0.0.0-imagetest"
-
-// TestImage builds the container image with `hack/image.sh` (buildah, no
-// registry), checks it with skopeo and by reading its layers (entrypoint,
+// TestImage builds the container images with `hack/image.sh` (buildah, no
+// registry) from the run's release binaries (internal/testenv/releasebin),
+// checks them with skopeo and by reading its layers (entrypoint,
 // non-root user, no shell, the CA bundle), then runs it with buildah's
 // chroot isolation and asks the service inside for /healthz, /v1/status
 // and its version in /metrics. Without buildah it skips, except with CI=true, where
@@ -39,18 +39,19 @@ func TestImage(t *testing.T) {
 	if testing.Short() && !kubetest.InCI() {
 		t.Skip("-short: the image needs a full static build")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
+	ctx := budget.Context(t, 20*time.Minute)
+	rel := releasebin.Get(ctx, t)
+	imageVersion := rel.Version
 	dir := t.TempDir()
 	archive := filepath.Join(dir, "toposcope.tar")
 	agentArchive := filepath.Join(dir, "toposcope-agent.tar")
 	storage := filepath.Join(dir, "storage")
 	build := exec.CommandContext(ctx, "bash", "hack/image.sh", archive, agentArchive)
 	build.Dir = filepath.Join("..", "..")
-	build.Env = append(os.Environ(), "VERSION="+imageVersion)
+	build.Env = append(os.Environ(), "VERSION="+imageVersion, "BIN="+rel.Dir)
 	out, err := build.CombinedOutput()
 	if err != nil {
-		t.Fatalf("hack/image.sh: %v\n%s", err, out)
+		t.Fatalf("hack/image.sh: %v (%v)\n%s", err, context.Cause(ctx), out)
 	}
 	t.Logf("%s", lastLine(out))
 
@@ -94,14 +95,14 @@ func TestImage(t *testing.T) {
 		}
 	}
 
-	checkRuns(ctx, t, archive, storage)
-	checkAgent(ctx, t, agentArchive, storage)
+	checkRuns(ctx, t, archive, storage, imageVersion)
+	checkAgent(ctx, t, agentArchive, storage, imageVersion)
 }
 
 // checkAgent checks the node agent's image: its own small binary as the
 // entrypoint, non-root, no shell and not the service's binary, and that
 // it gathers a node's facts when run.
-func checkAgent(ctx context.Context, t *testing.T, archive, storage string) {
+func checkAgent(ctx context.Context, t *testing.T, archive, storage, imageVersion string) {
 	t.Helper()
 	inspected := run(ctx, t, "skopeo", "inspect", "--config", "oci-archive:"+archive)
 	var cfg struct {
@@ -142,7 +143,7 @@ func checkAgent(ctx context.Context, t *testing.T, archive, storage string) {
 
 // checkRuns runs the image's entrypoint in a buildah container (chroot
 // isolation, the host's network) and checks the service answers.
-func checkRuns(ctx context.Context, t *testing.T, archive, storage string) {
+func checkRuns(ctx context.Context, t *testing.T, archive, storage, imageVersion string) {
 	t.Helper()
 	store := []string{"--root", storage, "--runroot", storage + "-run", "--storage-driver", "vfs"}
 	ctr := strings.TrimSpace(string(run(ctx, t, "buildah", append(store, "from", "--quiet", "oci-archive:"+archive)...)))
