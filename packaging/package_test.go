@@ -175,7 +175,7 @@ func TestPackagesSideBySide(t *testing.T) {
 			cmd.Env = append(os.Environ(), "VERSION="+v, "BIN="+bins[i])
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				err = fmt.Errorf("hack/package.sh for %s: %w (%v)\n%s", v, err, context.Cause(ctx), out)
+				err = fmt.Errorf("hack/package.sh for %s: %w\n%s", v, err, out)
 			}
 			errs <- err
 		}()
