@@ -36,6 +36,9 @@ func DefaultConfig() Config {
 	}
 }
 
+// KubeTarget implements kube.Target.
+func (c *Config) KubeTarget() (*kubeclient.ClientConfig, *string) { return &c.ClientConfig, &c.Mode }
+
 // Validate reports every invalid field as a config.FieldError.
 func (c *Config) Validate() error {
 	errs := []error{c.ClientConfig.Validate(), c.LabelConfig.Validate(), kube.CheckMode("mode", c.Mode)}

@@ -21,13 +21,12 @@ import (
 	"context"
 	"fmt"
 
-	"gopkg.in/yaml.v3"
 	"k8s.io/client-go/kubernetes"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
-	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -42,8 +41,11 @@ var (
 	_ kube.Applier             = (*Engine)(nil)
 )
 
-// Engine writes node labels. It is safe for concurrent use.
+// Engine writes node labels: Publish (kube.Publishing) applies them, prints
+// the changes it would make (dry-run) or prints the labels of every graph
+// node without contacting a cluster (print). It is safe for concurrent use.
 type Engine struct {
+	kube.Publishing
 	cfg  Config
 	keys kube.LabelKeys
 	core kubernetes.Interface
@@ -59,30 +61,19 @@ func New(cfg Config, core kubernetes.Interface, deps engines.Deps) (*Engine, err
 	if err := kube.RequireClients(Name, cfg.Mode, core); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, keys: cfg.Keys(), core: core, deps: deps.WithDefaults()}, nil
+	e := &Engine{cfg: cfg, keys: cfg.Keys(), core: core, deps: deps.WithDefaults()}
+	e.Publishing = kube.NewPublishing(Name, cfg.Mode, e, deps)
+	return e, nil
 }
 
 // NewFactory returns the registry entry of the engine. The client is
 // built from the params' kubeconfig (or $KUBECONFIG, or the in-cluster
 // service account) unless mode is print.
 func NewFactory() engines.Factory {
-	return engines.Factory{
-		Name:    Name,
-		Summary: "Kubernetes node labels: fabric tiers and accelerator domain (toposcope or Topograph v1 keys), minimal patches",
-		New: func(params *yaml.Node, prefix string, deps engines.Deps) (engines.Engine, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", Name, err)
-			}
+	return kube.NewFactory(Name, "Kubernetes node labels: fabric tiers and accelerator domain (toposcope or Topograph v1 keys), minimal patches", DefaultConfig,
+		func(cfg Config, clients kubeclient.Clients, deps engines.Deps) (engines.Engine, error) {
 			return New(cfg, clients.Core, deps)
-		},
-		Example: "mode: print\n",
-		Params:  config.SpecOf(Config{}),
-	}
+		})
 }
 
 // Config returns the engine's configuration.
@@ -116,22 +107,6 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	}
 	return res, nil
 }
-
-// Publish writes the labels (mode apply), prints the changes it would make
-// (dry-run) or prints the labels of every graph node without contacting a
-// cluster (print).
-func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	return e.PublishWith(ctx, g, kube.ApplyOptions{})
-}
-
-// PublishWith implements kube.GuardedPublisher: Publish with the
-// caller's options (the service's shrink guard).
-func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
-	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps, opts)
-}
-
-// ContentType is YAML.
-func (e *Engine) ContentType() string { return "application/yaml" }
 
 // Render returns, as a Kubernetes List of partial Node objects, the
 // managed labels and annotations of every node the graph places, named as

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
@@ -52,8 +50,11 @@ var (
 	_ kube.Applier     = (*Engine)(nil)
 )
 
-// Engine writes NodeFeature objects. It is safe for concurrent use.
+// Engine writes NodeFeature objects: Publish (kube.Publishing) applies
+// them, prints the changes it would make (dry-run) or prints the objects
+// without contacting a cluster (print). It is safe for concurrent use.
 type Engine struct {
+	kube.Publishing
 	cfg  Config
 	keys kube.LabelKeys
 	core kubernetes.Interface
@@ -70,28 +71,17 @@ func New(cfg Config, clients kubeclient.Clients, deps engines.Deps) (*Engine, er
 	if err := kube.RequireClients(Name, cfg.Mode, clients.Core, clients.Dynamic); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, keys: cfg.Keys(), core: clients.Core, dyn: clients.Dynamic, deps: deps.WithDefaults()}, nil
+	e := &Engine{cfg: cfg, keys: cfg.Keys(), core: clients.Core, dyn: clients.Dynamic, deps: deps.WithDefaults()}
+	e.Publishing = kube.NewPublishing(Name, cfg.Mode, e, deps)
+	return e, nil
 }
 
 // NewFactory returns the registry entry of the engine.
 func NewFactory() engines.Factory {
-	return engines.Factory{
-		Name:    Name,
-		Summary: "Node Feature Discovery: a NodeFeature per node with its switch path and NVLink domain (and, optionally, labels)",
-		New: func(params *yaml.Node, prefix string, deps engines.Deps) (engines.Engine, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", Name, err)
-			}
+	return kube.NewFactory(Name, "Node Feature Discovery: a NodeFeature per node with its switch path and NVLink domain (and, optionally, labels)", DefaultConfig,
+		func(cfg Config, clients kubeclient.Clients, deps engines.Deps) (engines.Engine, error) {
 			return New(cfg, clients, deps)
-		},
-		Example: "mode: print\n",
-		Params:  config.SpecOf(Config{}),
-	}
+		})
 }
 
 // elements are the feature elements of graph node n: its switches
@@ -168,20 +158,6 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	}
 	return res, nil
 }
-
-// Publish applies (mode apply), prints the changes it would make
-// (dry-run), or prints the objects without contacting a cluster (print).
-func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	return e.PublishWith(ctx, g, kube.ApplyOptions{})
-}
-
-// PublishWith implements kube.GuardedPublisher.
-func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
-	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps, opts)
-}
-
-// ContentType is YAML.
-func (e *Engine) ContentType() string { return "application/yaml" }
 
 // Render returns a List of the NodeFeature of every node the graph
 // places, named after the graph's nodes, without owners. It contacts no

@@ -84,6 +84,9 @@ func DefaultConfig(s Scheduler) Config {
 // Scheduler is the scheduler the configuration is for.
 func (c *Config) Scheduler() Scheduler { return c.sched }
 
+// KubeTarget implements kube.Target.
+func (c *Config) KubeTarget() (*kubeclient.ClientConfig, *string) { return &c.ClientConfig, &c.Mode }
+
 // Validate reports every invalid field as a config.FieldError. A Config
 // must come from DefaultConfig, which sets its scheduler.
 func (c *Config) Validate() error {

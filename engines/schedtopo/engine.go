@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,7 +27,6 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
@@ -44,9 +42,11 @@ var (
 // labelManagedBy marks the objects toposcope writes.
 const labelManagedBy = "app.kubernetes.io/managed-by"
 
-// Engine writes one scheduler's Topology object. It is safe for
-// concurrent use.
+// Engine writes one scheduler's Topology object: Publish (kube.Publishing)
+// applies it, prints what it would create (dry-run) or prints the object
+// without contacting a cluster (print). It is safe for concurrent use.
 type Engine struct {
+	kube.Publishing
 	cfg   Config
 	sched Scheduler
 	keys  kube.LabelKeys
@@ -63,7 +63,9 @@ func New(cfg Config, dyn dynamic.Interface, deps engines.Deps) (*Engine, error) 
 	if err := kube.RequireClients(cfg.sched.Engine, cfg.Mode, dyn); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, sched: cfg.sched, keys: cfg.Keys(), dyn: dyn, deps: deps.WithDefaults()}, nil
+	e := &Engine{cfg: cfg, sched: cfg.sched, keys: cfg.Keys(), dyn: dyn, deps: deps.WithDefaults()}
+	e.Publishing = kube.NewPublishing(cfg.sched.Engine, cfg.Mode, e, deps)
+	return e, nil
 }
 
 // NewKueueFactory returns the registry entry of the kueue engine.
@@ -77,23 +79,10 @@ func NewKAIFactory() engines.Factory {
 }
 
 func factory(s Scheduler, summary string) engines.Factory {
-	return engines.Factory{
-		Name:    s.Engine,
-		Summary: summary,
-		New: func(params *yaml.Node, prefix string, deps engines.Deps) (engines.Engine, error) {
-			cfg := DefaultConfig(s)
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.Engine, err)
-			}
+	return kube.NewFactory(s.Engine, summary, func() Config { return DefaultConfig(s) },
+		func(cfg Config, clients kubeclient.Clients, deps engines.Deps) (engines.Engine, error) {
 			return New(cfg, clients.Dynamic, deps)
-		},
-		Example: "mode: print\n",
-		Params:  config.SpecOf(Config{}),
-	}
+		})
 }
 
 // Config returns the engine's configuration.
@@ -251,21 +240,6 @@ func (e *Engine) staleWarning(name string, levels []string) string {
 	}
 	return fmt.Sprintf("Topology %s (levels %v) replaces %s: point %s at %s, then delete %s", name, levels, e.cfg.Name, who, name, e.cfg.Name)
 }
-
-// Publish applies (mode apply), prints what it would create (dry-run), or
-// prints the object without contacting a cluster (print).
-func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	return e.PublishWith(ctx, g, kube.ApplyOptions{})
-}
-
-// PublishWith implements kube.GuardedPublisher: Publish with the
-// caller's options (the service's shrink guard).
-func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
-	return kube.Publish(ctx, e.sched.Engine, e.cfg.Mode, e, g, e.deps, opts)
-}
-
-// ContentType is YAML.
-func (e *Engine) ContentType() string { return "application/yaml" }
 
 // Render returns the Topology object for g, named Config.Name.
 func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) {

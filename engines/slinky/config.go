@@ -84,6 +84,9 @@ func (c *Config) Key() string {
 	return "topology.conf"
 }
 
+// KubeTarget implements kube.Target.
+func (c *Config) KubeTarget() (*kubeclient.ClientConfig, *string) { return &c.ClientConfig, &c.Mode }
+
 // Validate reports every invalid field as a config.FieldError.
 func (c *Config) Validate() error {
 	errs := []error{c.ClientConfig.Validate(), kube.CheckMode("mode", c.Mode), kube.PrefixFields("slurm", c.Slurm.Validate())}

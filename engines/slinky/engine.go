@@ -14,14 +14,13 @@ import (
 	"context"
 	"fmt"
 
-	"gopkg.in/yaml.v3"
 	"k8s.io/client-go/kubernetes"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/slurm"
-	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -36,9 +35,12 @@ var (
 	_ kube.Applier             = (*Engine)(nil)
 )
 
-// Engine writes the Slinky ConfigMap and node annotations. It is safe for
-// concurrent use.
+// Engine writes the Slinky ConfigMap and node annotations: Publish
+// (kube.Publishing) applies them, prints the changes it would make
+// (dry-run) or prints the ConfigMap and annotations without contacting a
+// cluster (print). It is safe for concurrent use.
 type Engine struct {
+	kube.Publishing
 	cfg   Config
 	slurm *slurm.Engine
 	core  kubernetes.Interface
@@ -59,28 +61,17 @@ func New(cfg Config, core kubernetes.Interface, deps engines.Deps) (*Engine, err
 	if err != nil {
 		return nil, kube.PrefixFields("slurm", err)
 	}
-	return &Engine{cfg: cfg, slurm: se, core: core, deps: deps}, nil
+	e := &Engine{cfg: cfg, slurm: se, core: core, deps: deps}
+	e.Publishing = kube.NewPublishing(Name, cfg.Mode, e, deps)
+	return e, nil
 }
 
 // NewFactory returns the registry entry of the engine.
 func NewFactory() engines.Factory {
-	return engines.Factory{
-		Name:    Name,
-		Summary: "Slinky slurm-operator: Slurm topology file in a dedicated ConfigMap, topology.slinky.slurm.net/spec node annotations",
-		New: func(params *yaml.Node, prefix string, deps engines.Deps) (engines.Engine, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", Name, err)
-			}
+	return kube.NewFactory(Name, "Slinky slurm-operator: Slurm topology file in a dedicated ConfigMap, topology.slinky.slurm.net/spec node annotations", DefaultConfig,
+		func(cfg Config, clients kubeclient.Clients, deps engines.Deps) (engines.Engine, error) {
 			return New(cfg, clients.Core, deps)
-		},
-		Example: "mode: print\n",
-		Params:  config.SpecOf(Config{}),
-	}
+		})
 }
 
 // Config returns the engine's configuration.
@@ -154,22 +145,6 @@ func nodeSpec(specs map[string]string) kube.NodeSpec {
 		},
 	}
 }
-
-// Publish applies (mode apply), prints the changes it would make
-// (dry-run), or prints the ConfigMap and node annotations without
-// contacting a cluster (print).
-func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	return e.PublishWith(ctx, g, kube.ApplyOptions{})
-}
-
-// PublishWith implements kube.GuardedPublisher: Publish with the
-// caller's options (the service's shrink guard).
-func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
-	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps, opts)
-}
-
-// ContentType is YAML.
-func (e *Engine) ContentType() string { return "application/yaml" }
 
 // Render returns the ConfigMap (generation 1) and, when node annotations
 // are on, a List of partial Nodes with their annotation, as a two-document

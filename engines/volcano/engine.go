@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"strings"
 
-	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,7 +24,6 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
@@ -44,8 +42,11 @@ var (
 	_ kube.Applier     = (*Engine)(nil)
 )
 
-// Engine writes HyperNode objects. It is safe for concurrent use.
+// Engine writes HyperNode objects: Publish (kube.Publishing) applies them,
+// prints the changes it would make (dry-run) or prints the objects without
+// contacting a cluster (print). It is safe for concurrent use.
 type Engine struct {
+	kube.Publishing
 	cfg  Config
 	core kubernetes.Interface
 	dyn  dynamic.Interface
@@ -61,28 +62,17 @@ func New(cfg Config, clients kubeclient.Clients, deps engines.Deps) (*Engine, er
 	if err := kube.RequireClients(Name, cfg.Mode, clients.Core, clients.Dynamic); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, core: clients.Core, dyn: clients.Dynamic, deps: deps.WithDefaults()}, nil
+	e := &Engine{cfg: cfg, core: clients.Core, dyn: clients.Dynamic, deps: deps.WithDefaults()}
+	e.Publishing = kube.NewPublishing(Name, cfg.Mode, e, deps)
+	return e, nil
 }
 
 // NewFactory returns the registry entry of the engine.
 func NewFactory() engines.Factory {
-	return engines.Factory{
-		Name:    Name,
-		Summary: "Volcano: a HyperNode per switch, tiers from the switch tree (leaf switches are tier 1)",
-		New: func(params *yaml.Node, prefix string, deps engines.Deps) (engines.Engine, error) {
-			cfg := DefaultConfig()
-			if err := config.Decode(params, &cfg, prefix); err != nil {
-				return nil, err
-			}
-			clients, err := kube.EngineClients(&cfg.ClientConfig, &cfg.Mode, deps)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", Name, err)
-			}
+	return kube.NewFactory(Name, "Volcano: a HyperNode per switch, tiers from the switch tree (leaf switches are tier 1)", DefaultConfig,
+		func(cfg Config, clients kubeclient.Clients, deps engines.Deps) (engines.Engine, error) {
 			return New(cfg, clients, deps)
-		},
-		Example: "mode: print\n",
-		Params:  config.SpecOf(Config{}),
-	}
+		})
 }
 
 // objectName is the HyperNode name of a switch: the prefix and the
@@ -181,20 +171,6 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	}
 	return res, nil
 }
-
-// Publish applies (mode apply), prints the changes it would make
-// (dry-run), or prints the objects without contacting a cluster (print).
-func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	return e.PublishWith(ctx, g, kube.ApplyOptions{})
-}
-
-// PublishWith implements kube.GuardedPublisher.
-func (e *Engine) PublishWith(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) error {
-	return kube.Publish(ctx, Name, e.cfg.Mode, e, g, e.deps, opts)
-}
-
-// ContentType is YAML.
-func (e *Engine) ContentType() string { return "application/yaml" }
 
 // Render returns a List of the HyperNodes, their members named as in the
 // graph. It contacts no cluster.
