@@ -18,6 +18,7 @@ import (
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/example"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -33,11 +34,12 @@ func params(t *testing.T, doc string) *yaml.Node {
 	return &n
 }
 
-// TestProviderContract runs every registered provider through the same
-// checks.
+// TestProviderContract runs every registered provider, and the template
+// a new provider is copied from (providers/example, not shipped), through
+// the same checks.
 func TestProviderContract(t *testing.T) {
 	t.Parallel()
-	for _, f := range registry.Providers() {
+	for _, f := range append(registry.Providers(), example.NewFactory()) {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			if f.Summary == "" || f.Example == "" || f.New == nil {
