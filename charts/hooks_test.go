@@ -193,14 +193,13 @@ func TestHelmTestHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hook *corev1.Pod
+	var hook struct{ Name string }
 	for _, o := range decode(t, hooks) {
 		if o.GetKind() == "Pod" && o.GetAnnotations()["helm.sh/hook"] == "test" {
-			hook = &corev1.Pod{}
 			hook.Name = o.GetName()
 		}
 	}
-	if hook == nil {
+	if hook.Name == "" {
 		t.Fatalf("the release stores no test hook Pod:\n%s", hooks)
 	}
 	if _, err := c.Core().CoreV1().Pods(ns).Get(ctx, hook.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
