@@ -150,6 +150,14 @@ func TestValuesRejected(t *testing.T) {
 		{"unknown config section", []string{"--set", "config.sever.listen=x"}, "'sever' not allowed"},
 		{"persistence with replicas", []string{"--set", "persistence.enabled=true", "--set", "replicaCount=2"}, "persistence.enabled needs replicaCount 1"},
 		{"followers need a read token", []string{"--set", "auth.existingSecret=tok", "--set", "replicaCount=2"}, "auth.peerTokenKey"},
+		{"budget that blocks drains", []string{"--set", "podDisruptionBudget.enabled=true", "--set", "replicaCount=2", "--set", "podDisruptionBudget.minAvailable=2"}, "podDisruptionBudget.minAvailable (2) must be less than replicaCount (2)"},
+		{"agent maxUnavailable zero", []string{"--set", "agent.updateStrategy.rollingUpdate.maxUnavailable=0"}, "/agent/updateStrategy/rollingUpdate/maxUnavailable"},
+		{"agent maxUnavailable 0%", []string{"--set", "agent.updateStrategy.rollingUpdate.maxUnavailable=0%"}, "/agent/updateStrategy/rollingUpdate/maxUnavailable"},
+		{"agent health port", []string{"--set", "agent.healthPort=70000"}, "/agent/healthPort"},
+		{"bad scrape scheme", []string{"--set", "metrics.serviceMonitor.scheme=ftp"}, "/metrics/serviceMonitor/scheme"},
+		{"scrape TLS over http", []string{"--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.serviceMonitor.scheme=http", "--set", "metrics.serviceMonitor.tlsConfig.serverName=x"}, "tlsConfig needs the https scheme"},
+		{"egress CIDR", []string{"--set", "networkPolicy.egress.apiServerCIDRs[0]=apiserver"}, "/networkPolicy/egress/apiServerCIDRs/0"},
+		{"spread without a key", []string{"--set", "topologySpreadConstraints[0].maxSkew=1"}, "/topologySpreadConstraints/0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

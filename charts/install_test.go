@@ -96,12 +96,15 @@ config:
     sources: [{name: kubernetes}]
 auth: {existingSecret: api-tokens, key: tokens, peerTokenKey: peer}
 agent: {enabled: true}
-networkPolicy: {enabled: true}
+networkPolicy:
+  enabled: true
+  metricsNamespace: monitoring
+  egress: {enabled: true, apiServerCIDRs: [10.0.0.1/32]}
 podDisruptionBudget: {enabled: true}
 ingress: {enabled: true, hosts: [toposcope.example.com]}
 httpRoute: {enabled: true, parentRefs: [{name: gateway}], hostnames: [toposcope.example.com]}
 metrics:
-  serviceMonitor: {enabled: true, bearerTokenSecret: {name: api-tokens, key: peer}}
+  serviceMonitor: {enabled: true, namespace: %[3]s, bearerTokenSecret: {name: api-tokens, key: peer}}
 `
 
 // upgradeValues drops the kai engine, the agent and the second replica,
@@ -129,7 +132,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	h := helmtest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ns, slurmNS := c.Namespace(t), c.Namespace(t)
+	ns, slurmNS, monNS := c.Namespace(t), c.Namespace(t), c.Namespace(t)
 	prefix := c.Prefix(t)
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "admin.kubeconfig")
@@ -141,7 +144,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	values := filepath.Join(dir, "values.yaml")
-	if err := os.WriteFile(values, fmt.Appendf(nil, installValues, prefix, slurmNS), 0o600); err != nil {
+	if err := os.WriteFile(values, fmt.Appendf(nil, installValues, prefix, slurmNS, monNS), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	helm := func(args ...string) string {
@@ -198,7 +201,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	_, err = serve.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
 	refused(t, "create a ConfigMap outside the Slinky namespace", err)
 
-	checkAgent(ctx, t, c, ns, rel+"-toposcope-agent", g)
+	ds := mustKind(t, decode(t, manifest), "DaemonSet", "agent")
+	checkAgent(ctx, t, c, ns, rel+"-toposcope-agent", podSpec(ds)["priorityClassName"].(string), g)
 
 	// Upgrade: kai, the agent and its policy, the second replica, the
 	// Lease role, the slinky and ledger roles, the NetworkPolicy, PDB and
@@ -332,19 +336,28 @@ func discoverNodes(ctx context.Context, t *testing.T, c *kubetest.Cluster, provi
 	return g
 }
 
-// checkAgent: with a token bound to a Pod on node A (as the kubelet mounts
-// it), the agent's ServiceAccount annotates node A, and the admission
-// policy refuses node B and a label change on A.
-func checkAgent(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns, sa string, g *topology.Graph) {
+// checkAgent: a Pod of the agent's priority class is admitted in the
+// release's namespace with that class's priority; with a token bound to
+// it on node A (as the kubelet mounts it), the agent's ServiceAccount
+// annotates node A, and the admission policy refuses node B and a label
+// change on A.
+func checkAgent(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns, sa, priorityClass string, g *topology.Graph) {
 	t.Helper()
 	nodeA, nodeB := g.Nodes()[0].Name, g.Nodes()[1].Name
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-a"}, Spec: corev1.PodSpec{
-		ServiceAccountName: sa, NodeName: nodeA,
+		ServiceAccountName: sa, NodeName: nodeA, PriorityClassName: priorityClass,
 		Containers: []corev1.Container{{Name: "agent", Image: "toposcope"}},
 	}}
 	pod, err := c.Core().CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
+		t.Fatalf("an agent Pod of priority class %q: %v", priorityClass, err)
+	}
+	pc, err := c.Core().SchedulingV1().PriorityClasses().Get(ctx, priorityClass, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if pod.Spec.Priority == nil || *pod.Spec.Priority != pc.Value || priorityClass != "system-node-critical" {
+		t.Errorf("agent Pod of class %q: priority %v, want system-node-critical's %d", priorityClass, pod.Spec.Priority, pc.Value)
 	}
 	if err := c.WaitAllowed(ctx, "system:serviceaccount:"+ns+":"+sa, "", rbacv1.PolicyRule{Verbs: []string{"patch"}, APIGroups: []string{""}, Resources: []string{"nodes"}}); err != nil {
 		t.Fatal(err)

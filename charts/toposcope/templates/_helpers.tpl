@@ -163,3 +163,81 @@ by resourceName.
 {{- end -}}
 {{- toYaml $rules -}}
 {{- end -}}
+
+{{/* Whether the service listens with TLS (config.server.tls.cert or key). */}}
+{{- define "toposcope.tls" -}}
+{{- $tls := (default dict (default dict .Values.config.server).tls) -}}
+{{- if or $tls.cert $tls.key }}true{{ end -}}
+{{- end -}}
+
+{{/* A probe of the serve container (.probe), its httpGet scheme HTTPS when the service listens with TLS and the probe names none. */}}
+{{- define "toposcope.probe" -}}
+{{- if .probe -}}
+{{- $p := deepCopy .probe -}}
+{{- if and $p.httpGet (include "toposcope.tls" .root) (not $p.httpGet.scheme) -}}
+{{- $_ := set $p.httpGet "scheme" "HTTPS" -}}
+{{- end -}}
+{{- toYaml $p -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The endpoints that config.provider (and, for merge, its sources) calls,
+as JSON {"rules": [{"cidrs": [...], "port": N}]}: each endpoint, url,
+tokenURL, metadataURL, instanceURL and server.url param, to its address
+when it is an IP and to networkPolicy.egress.endpointCIDRs when it is a
+name; port 443 to those CIDRs for a cloud provider left on its default
+API.
+*/}}
+{{- define "toposcope.providerEndpoints" -}}
+{{- $anywhere := .Values.networkPolicy.egress.endpointCIDRs -}}
+{{- $plugins := list -}}
+{{- $p := .Values.config.provider -}}
+{{- if $p -}}
+{{- $plugins = append $plugins (dict "name" (toString $p.name) "params" (default dict $p.params)) -}}
+{{- if eq (toString $p.name) "merge" -}}
+{{- range $src := (default list (default dict $p.params).sources) -}}
+{{- $plugins = append $plugins (dict "name" (toString $src.provider) "params" (default dict $src.params)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $rules := list -}}
+{{- range $pl := $plugins -}}
+{{- $urls := list -}}
+{{- range $k := list "endpoint" "url" "tokenURL" "metadataURL" "instanceURL" -}}
+{{- with get $pl.params $k }}{{ $urls = append $urls (toString .) }}{{ end -}}
+{{- end -}}
+{{- if kindIs "map" $pl.params.server -}}
+{{- with $pl.params.server.url }}{{ $urls = append $urls (toString .) }}{{ end -}}
+{{- end -}}
+{{- if and (not $urls) (has $pl.name (list "aws" "gcp" "oci" "nebius" "lambda" "nscale")) -}}
+{{- $rules = append $rules (dict "cidrs" $anywhere "port" 443) -}}
+{{- end -}}
+{{- range $u := $urls -}}
+{{- $url := urlParse $u -}}
+{{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+$" $url.host) -}}
+{{- if not $port -}}{{- $port = ternary "80" "443" (eq $url.scheme "http") -}}{{- end -}}
+{{- $cidrs := $anywhere -}}
+{{- if regexMatch "^[0-9]+\\.[0-9]+\\.[0-9]+\\.[0-9]+$" $url.hostname -}}
+{{- $cidrs = list (printf "%s/32" $url.hostname) -}}
+{{- else if contains ":" $url.hostname -}}
+{{- $cidrs = list (printf "%s/128" $url.hostname) -}}
+{{- end -}}
+{{- $rules = append $rules (dict "cidrs" $cidrs "port" (atoi $port)) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (dict "rules" (uniq $rules)) -}}
+{{- end -}}
+
+{{/* Labels of the helm test Pod. */}}
+{{- define "toposcope.testSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "toposcope.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test
+{{- end -}}
+
+{{/* "true" when the helm test Pod is rendered: tests.enabled, no TLS, and a read token for it when the API has tokens. */}}
+{{- define "toposcope.testPod" -}}
+{{- $tokenKey := .Values.tests.tokenKey | default .Values.auth.peerTokenKey -}}
+{{- if and .Values.tests.enabled (not (include "toposcope.tls" .)) (or (not .Values.auth.existingSecret) $tokenKey) }}true{{ end -}}
+{{- end -}}

@@ -7,11 +7,15 @@ package agentcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,6 +40,7 @@ type agentOptions struct {
 	server     string
 	tokenFile  string
 	interval   time.Duration
+	health     string
 }
 
 // ErrUsage is wrapped by command-line errors (logflags.ErrUsage: one
@@ -80,6 +85,7 @@ func New(use string, stdout io.Writer, logger func() (*slog.Logger, error)) *cob
 	f.StringVar(&o.server, "server", "", "toposcope server URL to report to")
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token")
 	f.DurationVar(&o.interval, "interval", 0, "repeat every interval (0: once)")
+	f.StringVar(&o.health, "health-listen", "", "serve /healthz (the agent runs) and /readyz (a round was published) on this host:port (empty: none)")
 	return cmd
 }
 
@@ -137,10 +143,21 @@ func (o *agentOptions) run(ctx context.Context, stdout io.Writer, log *slog.Logg
 	if err != nil {
 		return err
 	}
+	var ready atomic.Bool
+	if o.health != "" {
+		stop, err := serveHealth(o.health, &ready, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	for {
 		facts, err := g.Gather(ctx, node)
 		if err == nil {
 			err = publish(ctx, facts)
+		}
+		if err == nil {
+			ready.Store(true)
 		}
 		if err != nil || o.interval <= 0 {
 			return err
@@ -194,4 +211,32 @@ func (o *agentOptions) publisher(stdout io.Writer) (func(context.Context, agent.
 		}
 		return nil
 	}, nil
+}
+
+// serveHealth serves the probes of the agent's pod on addr until stop:
+// /healthz answers 200 while the agent runs (an agent whose round fails
+// exits), /readyz 200 once a round was published and 503 before.
+func serveHealth(addr string, ready *atomic.Bool, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("agent: --health-listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "no round published yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("agent: health endpoint", "error", err)
+		}
+	}()
+	return func() { _ = srv.Close() }, nil
 }
