@@ -59,6 +59,8 @@ type stackOpts struct {
 	agentSecret string
 	// allowedHosts are server.auth.allowedHosts.
 	allowedHosts []string
+	// snapshotReads is server.maxSnapshotReads; the default if 0.
+	snapshotReads int
 }
 
 func writeModel(t testing.TB, path string, nodes int) []byte {
@@ -120,6 +122,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		cfg.Server.Listen = o.listen
 	}
 	cfg.Server.Auth.AllowedHosts = o.allowedHosts
+	if o.snapshotReads != 0 {
+		cfg.Server.MaxSnapshotReads = o.snapshotReads
+	}
 	s.metrics = prometheus.NewRegistry()
 	svc, err := service.New(context.Background(), cfg, service.Deps{Registry: registry.Default(), Logger: log, Metrics: s.metrics})
 	if err != nil {

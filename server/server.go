@@ -69,6 +69,8 @@ type handlers struct {
 	assets map[string]asset
 	// derived holds what is computed from the current graph (derived.go).
 	derived atomic.Pointer[derived]
+	// snapReads bounds the older snapshots' graphs held by reads.
+	snapReads *readSlots
 }
 
 // New builds the router.
@@ -93,6 +95,7 @@ func New(d Deps) (*gin.Engine, error) {
 		Registry: svc.Registry, Store: svc.Store, Loop: svc.Loop, Requests: svc.Requests, Metrics: svc.Metrics,
 		Placement: svc.Placement, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
 	}, log: d.Logger.With("component", "http"), tokens: d.Tokens}
+	h.snapReads = newReadSlots(max(h.Config.MaxSnapshotReads, 1))
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toposcope_http_request_duration_seconds",
 		Help:    "HTTP request latency by method, route template and status code.",

@@ -45,6 +45,10 @@ type Server struct {
 	// RequestTimeout bounds one API-submitted discovery and render
 	// (default 5m).
 	RequestTimeout time.Duration `yaml:"requestTimeout"`
+	// MaxSnapshotReads bounds the older snapshots' graphs that reads
+	// (GET /v1/graph?snapshot=, a computed /v1/diff) hold in memory at
+	// once; beyond, 429 with Retry-After (default 4).
+	MaxSnapshotReads int `yaml:"maxSnapshotReads"`
 	// Publish lets POST /v1/generate publish through its engine (write
 	// files, run reconfigure commands) instead of only rendering. It
 	// gives every write-token holder that power; default false.
@@ -108,6 +112,7 @@ func DefaultServer() Server {
 		ShutdownTimeout:          15 * time.Second,
 		MaxConcurrentDiscoveries: 2,
 		MaxQueuedRequests:        64,
+		MaxSnapshotReads:         4,
 		RequestTimeout:           5 * time.Minute,
 	}
 }
@@ -144,6 +149,9 @@ func (s *Server) Validate() error {
 	}
 	if s.MaxQueuedRequests < 1 || s.MaxQueuedRequests > 100000 {
 		errs = append(errs, Errorf("maxQueuedRequests", "must be between 1 and 100000, got %d", s.MaxQueuedRequests))
+	}
+	if s.MaxSnapshotReads < 1 || s.MaxSnapshotReads > 256 {
+		errs = append(errs, Errorf("maxSnapshotReads", "must be between 1 and 256, got %d", s.MaxSnapshotReads))
 	}
 	if s.TLS.Enabled() && (s.TLS.Cert == "" || s.TLS.Key == "") {
 		errs = append(errs, Errorf("tls", "cert and key must be set together"))

@@ -72,6 +72,7 @@ func TestServiceErrorsNameKeyAndLine(t *testing.T) {
 		{"agent secret without tokens", "server:\n  auth:\n    agentSecretFile: /etc/s\n", []string{"server.auth.agentSecretFile (line 3): needs auth.tokensFile"}},
 		{"allowed host", "server:\n  auth:\n    allowedHosts: ['http://x']\n", []string{"server.auth.allowedHosts[0] (line 3)"}},
 		{"unready after", "discovery:\n  unreadyAfter: -1\n", []string{"discovery.unreadyAfter (line 2): must not be negative"}},
+		{"snapshot reads", "server:\n  maxSnapshotReads: 0\n", []string{"server.maxSnapshotReads (line 2): must be between 1 and 256"}},
 		{"concurrency", "server:\n  maxConcurrentDiscoveries: 0\n", []string{"server.maxConcurrentDiscoveries (line 2)"}},
 		{"guard", "discovery:\n  shrinkGuard: 1.5\n", []string{"discovery.shrinkGuard (line 2): must be a fraction"}},
 		{"interval", "discovery:\n  interval: 10ms\n", []string{"discovery.interval (line 2)"}},
