@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/toposcope/toposcope/internal/httpretry"
 )
 
 // ErrAuth is wrapped when a provider's source refused its credentials or
 // their permission. A caller fixes it by changing credentials, not by
-// retrying; the server answers it as 502 naming the provider.
+// retrying; the server answers it as 403 provider_auth naming the provider.
 var ErrAuth = errors.New("the source refused the credentials")
 
 // ErrNoCredentials is wrapped when a provider that needs credentials was
@@ -68,4 +70,15 @@ func ClassifyHTTP(err error) error {
 		return Classify(err, Retryable)
 	}
 	return Classify(err, Definite)
+}
+
+// ClassifyKube is Classify for the errors of a Kubernetes client: an
+// apiserver that refuses the credentials (401) or their permission (403)
+// is ErrAuth; anything else that failed the call leaves the source
+// unavailable (ErrUnavailable).
+func ClassifyKube(err error) error {
+	if apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) {
+		return Classify(err, AuthRefused)
+	}
+	return Classify(err, NoAnswer)
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
 )
@@ -43,5 +46,25 @@ func TestClassifyHTTP(t *testing.T) {
 	}
 	if providers.Classify(nil, providers.AuthRefused) != nil {
 		t.Error("Classify(nil) is not nil")
+	}
+}
+
+func TestClassifyKube(t *testing.T) {
+	t.Parallel()
+	gr := schema.GroupResource{Resource: "nodes"}
+	for _, tc := range []struct {
+		name              string
+		err               error
+		auth, unavailable bool
+	}{
+		{"401", apierrors.NewUnauthorized("bad token"), true, false},
+		{"403", apierrors.NewForbidden(gr, "", errors.New("no list")), true, false},
+		{"503", apierrors.NewServiceUnavailable("down"), false, true},
+		{"no answer", errors.New("dial tcp: connection refused"), false, true},
+	} {
+		err := providers.ClassifyKube(tc.err)
+		if errors.Is(err, providers.ErrAuth) != tc.auth || errors.Is(err, providers.ErrUnavailable) != tc.unavailable || !errors.Is(err, tc.err) {
+			t.Errorf("%s: ClassifyKube = %v", tc.name, err)
+		}
 	}
 }

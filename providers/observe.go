@@ -96,3 +96,13 @@ func HTTPClient(provider string, conn httpretry.Connection, deps Deps, secrets [
 	}
 	return c, nil
 }
+
+// DropObserver is implemented by an Observer that also counts the facts
+// a provider dropped instead of failing the discovery (an agent's report
+// that is malformed or disagrees with the others). Providers check for
+// it with a type assertion, so Observers without it keep working.
+type DropObserver interface {
+	// Dropped records n nodes whose facts provider dropped, by a
+	// bounded reason ("invalid", "fabric_conflict", "rack_conflict").
+	Dropped(provider, reason string, n int)
+}

@@ -4,37 +4,45 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/agent"
-	"github.com/toposcope/toposcope/providers/nvlink"
+	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/topology"
 )
 
-// nodeGUID is an HCA node GUID as the agent sends it.
-var nodeGUID = regexp.MustCompile(`^[0-9a-f]{16}$`)
-
-// AgentList is the body of GET /v1/agents.
+// AgentList is the body of GET /v1/agents: one page of reports.
 type AgentList struct {
 	// Agents are the latest reports, by node name.
 	Agents []store.AgentReport `json:"agents"`
+	// Next, when more reports follow, is the after= of the next page.
+	Next string `json:"next,omitempty"`
 }
+
+// Pages of GET /v1/agents: a report is at most agents.MaxReportBytes, so
+// a page is at most maxAgentsLimit times that.
+const (
+	defaultAgentsLimit = 500
+	maxAgentsLimit     = 1000
+)
 
 // putAgent answers PUT /v1/agents/{node}: the body (agent.Facts, strict
 // JSON) replaces the node's report; older reports are pruned.
 func (h *handlers) putAgent(c *gin.Context) {
 	node := c.Param("node")
-	if err := topology.CheckNodeName(node); err != nil {
-		h.fail(c, &service.RequestError{Field: "node", Err: err})
+	if c.Request.ContentLength > agents.MaxReportBytes {
+		h.fail(c, &http.MaxBytesError{Limit: agents.MaxReportBytes})
 		return
 	}
-	f, err := decodeFacts(c.Request.Body)
+	body := c.Request.Body
+	if body != nil && body != http.NoBody {
+		body = http.MaxBytesReader(c.Writer, body, agents.MaxReportBytes)
+	}
+	f, err := decodeFacts(body)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -74,39 +82,46 @@ func (h *handlers) pruneAgents() {
 	}
 }
 
-// decodeFacts reads one JSON agent.Facts with no unknown fields and no
-// trailing data, and checks its values.
+// decodeFacts reads one JSON agent.Facts (strict JSON) and checks its
+// values (agents.CheckFacts).
 func decodeFacts(body io.Reader) (agent.Facts, error) {
 	var f agent.Facts
-	if body == nil {
+	if body == nil || body == http.NoBody {
 		return f, badParam("body", "is required")
 	}
 	if err := decodeStrict(body, &f); err != nil {
 		return f, err
 	}
-	if f.GPUs < 0 {
-		return f, badParam("gpus", "must not be negative")
-	}
-	if f.Clique != "" {
-		if _, err := nvlink.ParseCliqueLabel(f.Clique); err != nil {
-			return f, &service.RequestError{Field: "clique", Err: err}
-		}
-	}
-	for i, hca := range f.HCAs {
-		field := fmt.Sprintf("hcas[%d]", i)
-		if hca.Name == "" || strings.ContainsAny(hca.Name, " \t\n/,=") {
-			return f, badParam(field+".name", "must be a device name (mlx5_0)")
-		}
-		if hca.NodeGUID != "" && !nodeGUID.MatchString(hca.NodeGUID) {
-			return f, badParam(field+".nodeGUID", "must be 16 lower-case hex digits")
-		}
+	if err := agents.CheckFacts(f); err != nil {
+		return f, err
 	}
 	return f, nil
 }
 
-// agents answers GET /v1/agents: the latest report of every node.
+// deleteAgent answers DELETE /v1/agents/{node}: the node's report is
+// forgotten (the next discovery has no facts of it).
+func (h *handlers) deleteAgent(c *gin.Context) {
+	node := c.Param("node")
+	if err := topology.CheckNodeName(node); err != nil {
+		h.fail(c, &service.RequestError{Field: "node", Err: err})
+		return
+	}
+	if err := h.Store.DeleteAgentReport(node); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// agents answers GET /v1/agents?limit=&after=: a page of the latest
+// reports, by node name.
 func (h *handlers) agents(c *gin.Context) {
-	list, err := h.Store.AgentReports(c.Request.Context())
+	limit, err := limitParam(c, defaultAgentsLimit, maxAgentsLimit)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	list, next, err := h.Store.AgentReportsPage(c.Query("after"), limit)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -114,7 +129,7 @@ func (h *handlers) agents(c *gin.Context) {
 	if list == nil {
 		list = []store.AgentReport{}
 	}
-	c.JSON(http.StatusOK, AgentList{Agents: list})
+	c.JSON(http.StatusOK, AgentList{Agents: list, Next: next})
 }
 
 // agent answers GET /v1/agents/{node}: the node's latest report.

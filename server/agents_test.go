@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -33,6 +34,22 @@ func TestPutAgentRejectsBadReports(t *testing.T) {
 		{"bad HCA name", "/v1/agents/gpu01", `{"node":"gpu01","hcas":[{"name":"mlx5 0"}]}`, "hcas[0].name"},
 		{"bad GUID", "/v1/agents/gpu01", `{"node":"gpu01","hcas":[{"name":"mlx5_0","nodeGUID":"0x0C42"}]}`, "hcas[0].nodeGUID"},
 		{"bad node name", "/v1/agents/gpu%2C01", `{"node":"gpu,01"}`, "node"},
+		{"empty switch in the path", "/v1/agents/ghost01", `{"node":"ghost01","fabric":[""]}`, "fabric[0]"},
+		{"switch twice in the path", "/v1/agents/gpu01", `{"node":"gpu01","fabric":["l1","s1","l1"]}`, "fabric[2]"},
+		{"path too deep", "/v1/agents/gpu01", `{"node":"gpu01","fabric":["a","b","c","d","e","f","g","h","i"]}`, "fabric"},
+		{"too many HCAs", "/v1/agents/gpu01", `{"node":"gpu01","hcas":[` + strings.Repeat(`{"name":"mlx5_0"},`, 64) + `{"name":"mlx5_0"}]}`, "hcas"},
+		{"HCA twice", "/v1/agents/gpu01", `{"node":"gpu01","hcas":[{"name":"mlx5_0"},{"name":"mlx5_0"}]}`, "hcas[1].name"},
+		{"GPU count overflows", "/v1/agents/gpu01", `{"node":"gpu01","gpus":9223372036854775807}`, "gpus"},
+		{"GPU count past the bound", "/v1/agents/gpu01", `{"node":"gpu01","gpus":1025}`, "gpus"},
+		{"non-ASCII node name", "/v1/agents/" + url.PathEscape("ünïcødé-ノード-😀"), `{"node":"ünïcødé-ノード-😀"}`, "node"},
+		{"node name with a dot part empty", "/v1/agents/gpu01..x", `{"node":"gpu01..x"}`, "node"},
+		{"node name too long", "/v1/agents/" + strings.Repeat("a", 254), `{"node":"` + strings.Repeat("a", 254) + `"}`, "node"},
+		{"NUL in zone", "/v1/agents/gpu01", `{"node":"gpu01","zone":"us\u0000east"}`, "zone"},
+		{"space in rack", "/v1/agents/gpu01", `{"node":"gpu01","rack":"rack a"}`, "rack"},
+		{"long instance ID", "/v1/agents/gpu01", `{"node":"gpu01","instanceID":"` + strings.Repeat("i", 257) + `"}`, "instanceID"},
+		{"upper-case key", "/v1/agents/gpu01", `{"NODE":"gpu01","GPUS":8}`, "NODE"},
+		{"key twice", "/v1/agents/gpu01", `{"node":"gpu01","gpus":8,"gpus":4}`, "gpus"},
+		{"nested upper-case key", "/v1/agents/gpu01", `{"node":"gpu01","hcas":[{"Name":"mlx5_0"}]}`, "hcas[0].Name"},
 	} {
 		w := s.do(http.MethodPut, tc.path, tc.body)
 		if w.Code != http.StatusBadRequest {
@@ -42,6 +59,10 @@ func TestPutAgentRejectsBadReports(t *testing.T) {
 		if e := errorOf(t, w); e.Field != tc.field {
 			t.Errorf("%s: error field = %q (%s), want %q", tc.name, e.Field, e.Message, tc.field)
 		}
+	}
+	big := `{"node":"gpu01","rack":"` + strings.Repeat("r", agents.MaxReportBytes) + `"}`
+	if w := s.do(http.MethodPut, "/v1/agents/gpu01", big); w.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("PUT of %d bytes = %d %s, want 413", len(big), w.Code, w.Body)
 	}
 	if w := s.do(http.MethodGet, "/v1/agents/gpu01", ""); w.Code != http.StatusNotFound {
 		t.Errorf("GET after rejected PUTs = %d %s, want 404", w.Code, w.Body)

@@ -141,7 +141,7 @@ func TestAttackBrowsers(t *testing.T) {
 		{"text/plain", []string{"Content-Type", "text/plain"}, 415},
 		{"form", []string{"Content-Type", "application/x-www-form-urlencoded"}, 415},
 		{"multipart", []string{"Content-Type", "multipart/form-data; boundary=x"}, 415},
-		{"same origin", []string{"Content-Type", "application/json", "Origin", "http://example.com", "Sec-Fetch-Site", "same-origin"}, 202},
+		{"same origin", []string{"Content-Type", "application/json", "Origin", "http://127.0.0.1:49021", "Sec-Fetch-Site", "same-origin"}, 202},
 		{"curl", []string{"Content-Type", "application/json; charset=utf-8"}, 202},
 	}
 	for _, tt := range tests {

@@ -30,6 +30,9 @@ const minTokenLen = 16
 // kept, and a check compares against every one in constant time.
 type Tokens struct {
 	entries []tokenEntry
+	// agentKey derives the agents' per-node tokens; nil when none are
+	// accepted.
+	agentKey []byte
 }
 
 type tokenEntry struct {
@@ -101,6 +104,9 @@ func LoadTokens(cfg config.Auth, getenv func(string) string) (*Tokens, error) {
 			return nil, config.Errorf("server.auth.tokensEnv", "%w", err)
 		}
 		all.entries = append(all.entries, t.entries...)
+	}
+	if err := all.loadAgentSecret(cfg); err != nil {
+		return nil, err
 	}
 	return all, nil
 }

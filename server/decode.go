@@ -7,37 +7,55 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toposcope/toposcope/internal/strictjson"
 	"github.com/toposcope/toposcope/service"
 )
 
-// decodeStrict decodes one JSON value from body into v: a field v does
-// not have, a value of the wrong type or size, and data after the value
-// are each a RequestError naming the field ("body" for the whole). Nothing
-// is changed by a body that fails: callers act only on success.
+// decodeStrict decodes one JSON value from body into v: a key v does not
+// have (keys are case-sensitive), a key repeated in one object, a value
+// of the wrong type or size, and data after the value are each a
+// RequestError naming the field ("body" for the whole). Nothing is
+// changed by a body that fails: callers act only on success. Every
+// request body is decoded by it (decodeWithDurations calls it).
 func decodeStrict(body io.Reader, v any) error {
 	if body == nil {
 		return badParam("body", "is required")
 	}
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return jsonFieldError(err)
+	}
+	if err := checkKeys(raw, v, ""); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonFieldError(err)
 	}
 	var extra json.RawMessage
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &service.RequestError{Field: "body", Err: err}
-		}
 		return badParam("body", "trailing data after the JSON value")
 	}
 	return nil
+}
+
+// checkKeys refuses the keys of raw that v does not have exactly, and
+// repeated keys (strictjson.Check), naming the field after prefix.
+func checkKeys(raw []byte, v any, prefix string) error {
+	err := strictjson.Check(raw, reflect.TypeOf(v))
+	var ke *strictjson.Error
+	if errors.As(err, &ke) {
+		return &service.RequestError{Field: prefix + ke.Field, Err: fmt.Errorf("%w: %s", strictjson.ErrKey, ke.Msg)}
+	}
+	return err
 }
 
 // jsonFieldError names the field of a decoding error.
@@ -61,6 +79,9 @@ func jsonFieldError(err error) error {
 // as time.Duration encodes) or a Go duration string ("90m", "1h30m").
 // A string that is not a duration is a RequestError naming prefix+key.
 func decodeWithDurations(raw []byte, v any, prefix string, keys ...string) error {
+	if err := checkKeys(raw, v, prefix); err != nil { // before the keys are read into a map
+		return err
+	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) == nil { // not an object: decodeStrict says what is wrong
 		changed := false

@@ -53,7 +53,7 @@ func statusOf(err error) (int, string) {
 		return http.StatusUnauthorized, "unauthorized"
 	case errors.Is(err, errForbidden):
 		return http.StatusForbidden, "forbidden"
-	case errors.Is(err, errCrossSite), errors.Is(err, errWritesLocal):
+	case errors.Is(err, errCrossSite), errors.Is(err, errWritesLocal), errors.Is(err, errHost):
 		return http.StatusForbidden, "forbidden"
 	case errors.Is(err, errMediaType):
 		return http.StatusUnsupportedMediaType, "unsupported_media_type"
@@ -61,6 +61,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "no_route"
 	case errors.Is(err, errNoMethod):
 		return http.StatusMethodNotAllowed, "method_not_allowed"
+	case errors.Is(err, store.ErrFull):
+		return http.StatusInsufficientStorage, "store_full"
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, store.ErrNotPending):
@@ -71,6 +73,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusTooManyRequests, "busy"
 	case errors.Is(err, service.ErrDisabled):
 		return http.StatusForbidden, "disabled"
+	case errors.Is(err, service.ErrDiscoveryFailing):
+		return http.StatusServiceUnavailable, "discovery_failing"
 	case errors.Is(err, service.ErrNoTopology):
 		return http.StatusServiceUnavailable, "no_topology"
 	case errors.Is(err, service.ErrInterrupted):
@@ -114,9 +118,13 @@ var lineRef = regexp.MustCompile(` \(line \d+\)`)
 func (h *handlers) fail(c *gin.Context, err error) {
 	status, code := statusOf(err)
 	msg := lineRef.ReplaceAllString(err.Error(), "")
-	if status == http.StatusInternalServerError {
+	switch status {
+	case http.StatusInternalServerError:
 		h.log.Error("request failed", "route", c.FullPath(), "err", err)
 		msg = "internal error; see the service log"
+	case http.StatusInsufficientStorage:
+		h.log.Error("request failed: the store's file system is full", "route", c.FullPath(), "path", h.Store.Path(), "err", err)
+		msg = "the store's file system is full; see the service log"
 	}
 	if status == http.StatusUnauthorized {
 		c.Header("WWW-Authenticate", `Bearer realm="toposcope"`)

@@ -56,6 +56,12 @@ func (h *handlers) graph(c *gin.Context) {
 			h.fail(c, badParam("snapshot", "must be a snapshot ID"))
 			return
 		}
+		n, ok := h.snapReads.tryAcquire(h.olderGraphs(id))
+		if !ok {
+			h.fail(c, errSnapshotReads)
+			return
+		}
+		defer h.snapReads.release(n)
 		if g, err = h.snapshotGraph(id); err != nil {
 			h.fail(c, err)
 			return

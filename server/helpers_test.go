@@ -55,6 +55,12 @@ type stackOpts struct {
 	publish  bool
 	guard    float64
 	quiet    bool // log at info level (benchmarks), not debug
+	// agentSecret, with tokens, also accepts agents' per-node tokens.
+	agentSecret string
+	// allowedHosts are server.auth.allowedHosts.
+	allowedHosts []string
+	// snapshotReads is server.maxSnapshotReads; the default if 0.
+	snapshotReads int
 }
 
 func writeModel(t testing.TB, path string, nodes int) []byte {
@@ -115,6 +121,10 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if o.listen != "" {
 		cfg.Server.Listen = o.listen
 	}
+	cfg.Server.Auth.AllowedHosts = o.allowedHosts
+	if o.snapshotReads != 0 {
+		cfg.Server.MaxSnapshotReads = o.snapshotReads
+	}
 	s.metrics = prometheus.NewRegistry()
 	svc, err := service.New(context.Background(), cfg, service.Deps{Registry: registry.Default(), Logger: log, Metrics: s.metrics})
 	if err != nil {
@@ -125,6 +135,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if o.tokens != "" {
 		if tokens, err = server.ParseTokens(o.tokens, "test"); err != nil {
 			t.Fatal(err)
+		}
+		if o.agentSecret != "" {
+			tokens = tokens.WithAgentSecret([]byte(o.agentSecret))
 		}
 	}
 	s.handler, err = server.New(server.Deps{Service: svc, Logger: log, Tokens: tokens})
@@ -157,15 +170,52 @@ func (s *stack) do(method, target, body string, header ...string) *httptest.Resp
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, target, r)
+	req.Host = "127.0.0.1:49021" // as a client of the default listener sends it
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json") // as every API client sends it
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	w := httptest.NewRecorder()
 	s.handler.ServeHTTP(w, req)
 	return w
+}
+
+// metric returns the value of the counter or gauge name whose labels
+// include labels, and whether there is one.
+func (s *stack) metric(name string, labels map[string]string) (float64, bool) {
+	s.t.Helper()
+	families, err := s.metrics.Gather()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if have[k] != v {
+					continue next
+				}
+			}
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue(), true
+			}
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
 }
 
 // errorOf decodes a JSON error body.

@@ -62,14 +62,62 @@ func (h *handlers) occupied(c *gin.Context, extra ...string) (*service.State, *p
 		// were checked) must not take every answer down: answer with the
 		// others, and say which were ignored.
 		keep, bad := placement.UsableRecords(st.Graph, view.Records, now)
-		h.log.Warn("ledger records ignored: they do not fit the current topology", "count", len(bad), "workloads", strings.Join(bad, ","), "err", err)
-		c.Header("X-Toposcope-Ignored-Records", strings.Join(bad, ","))
+		h.log.Warn("ledger records ignored: they do not fit the current topology (GET /v1/ledger/ignored lists them)",
+			"count", len(bad), "first", clip(strings.Join(bad[:min(len(bad), 3)], ","), 200), "err", clip(err.Error(), 200))
+		c.Header(ignoredHeader, strconv.Itoa(len(bad)))
 		if cl, err = base.Occupy(keep, now); err != nil {
 			h.fail(c, err)
 			return nil, nil, view, false
 		}
 	}
 	return st, cl, view, true
+}
+
+// ignoredHeader counts the ledger records an answer left out because
+// they no longer fit the topology; GET /v1/ledger/ignored names them.
+const ignoredHeader = "X-Toposcope-Ignored-Records"
+
+// clip cuts s to at most n bytes, saying so.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "...(cut)"
+}
+
+// IgnoredRecords is the body of GET /v1/ledger/ignored.
+type IgnoredRecords struct {
+	// Count is how many stored records the current topology ignores.
+	Count int `json:"count"`
+	// Workloads are the first of them (at most ?limit=).
+	Workloads []string `json:"workloads"`
+}
+
+// ignoredRecords answers GET /v1/ledger/ignored?limit=: the workloads of
+// the stored records that no longer fit the current topology (an unknown
+// node, more GPUs than it has), which the occupancy answers leave out.
+func (h *handlers) ignoredRecords(c *gin.Context) {
+	limit, err := listLimit(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	st, ok := h.current(c)
+	if !ok {
+		return
+	}
+	view, err := h.Placement.View()
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	_, bad := placement.UsableRecords(st.Graph, view.Records, h.Now())
+	out := IgnoredRecords{Count: len(bad), Workloads: bad[:min(len(bad), limit)]}
+	if out.Workloads == nil {
+		out.Workloads = []string{}
+	}
+	c.Header(ignoredHeader, strconv.Itoa(len(bad)))
+	c.JSON(http.StatusOK, out)
 }
 
 // placements answers POST /v1/placements with ranked, explained candidates.

@@ -69,6 +69,8 @@ type handlers struct {
 	assets map[string]asset
 	// derived holds what is computed from the current graph (derived.go).
 	derived atomic.Pointer[derived]
+	// snapReads bounds the older snapshots' graphs held by reads.
+	snapReads *readSlots
 }
 
 // New builds the router.
@@ -93,6 +95,7 @@ func New(d Deps) (*gin.Engine, error) {
 		Registry: svc.Registry, Store: svc.Store, Loop: svc.Loop, Requests: svc.Requests, Metrics: svc.Metrics,
 		Placement: svc.Placement, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
 	}, log: d.Logger.With("component", "http"), tokens: d.Tokens}
+	h.snapReads = newReadSlots(max(h.Config.MaxSnapshotReads, 1))
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toposcope_http_request_duration_seconds",
 		Help:    "HTTP request latency by method, route template and status code.",
@@ -110,7 +113,7 @@ func New(d Deps) (*gin.Engine, error) {
 	r.ContextWithFallback = true
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false
-	r.Use(h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), h.limitBody, h.guardWrites)
+	r.Use(h.secureHeaders, h.observe, gin.CustomRecoveryWithWriter(io.Discard, h.recovered), h.limitBody, h.guardWrites)
 	r.NoRoute(func(c *gin.Context) { h.fail(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { h.fail(c, errNoMethod) })
 	h.routes(r)
@@ -153,10 +156,12 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1.GET("/capacity", read, h.capacity)
 	v1.GET("/ledger", read, h.ledger)
 	v1.POST("/ledger", write, h.appendLedger)
+	v1.GET("/ledger/ignored", read, h.ignoredRecords)
 	v1.DELETE("/ledger/:workload", write, h.deleteLedger)
 	v1.GET("/budgets", read, h.budgets)
 	v1.PUT("/budgets", write, h.putBudgets)
-	v1.PUT("/agents/:node", write, h.putAgent)
+	v1.PUT("/agents/:node", h.requireAgent, h.putAgent)
+	v1.DELETE("/agents/:node", write, h.deleteAgent)
 	v1.GET("/agents", read, h.agents)
 	v1.GET("/agents/:node", read, h.agent)
 }
@@ -220,10 +225,11 @@ func (h *handlers) healthz(c *gin.Context) {
 	c.String(http.StatusOK, "OK\n")
 }
 
-// readyz is ready once a topology is current.
+// readyz is ready once a topology is current, until discoveries keep
+// failing (discovery.unreadyAfter).
 func (h *handlers) readyz(c *gin.Context) {
-	if h.Loop.State().Graph == nil {
-		h.fail(c, service.ErrNoTopology)
+	if err := h.Loop.Ready(); err != nil {
+		h.fail(c, err)
 		return
 	}
 	c.String(http.StatusOK, "OK\n")

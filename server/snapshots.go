@@ -156,6 +156,12 @@ func (h *handlers) diff(c *gin.Context) {
 			return
 		}
 	}
+	n, ok := h.snapReads.tryAcquire(h.olderGraphs(from, to))
+	if !ok {
+		h.fail(c, errSnapshotReads)
+		return
+	}
+	defer h.snapReads.release(n)
 	a, err := h.snapshotGraph(from)
 	if err != nil {
 		h.fail(c, &service.RequestError{Field: "from", Err: err})

@@ -16,6 +16,7 @@ type providerAPIMetrics struct {
 	duration  *prometheus.HistogramVec
 	throttled *prometheus.CounterVec
 	unplaced  *prometheus.GaugeVec
+	dropped   *prometheus.CounterVec
 }
 
 func newProviderAPIMetrics(buckets []float64) providerAPIMetrics {
@@ -33,6 +34,10 @@ func newProviderAPIMetrics(buckets []float64) providerAPIMetrics {
 		unplaced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "toposcope_provider_unplaced_nodes",
 			Help: "Requested nodes the provider's last discovery left unplaced, by reason (omitted: the source did not return them; no_topology).",
+		}, []string{"provider", "reason"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toposcope_provider_dropped_facts_total",
+			Help: "Nodes whose facts a provider dropped instead of failing the discovery, by reason (invalid: a malformed report; fabric_conflict: a path that disagrees with the other nodes'; rack_conflict: a rack other nodes place in another NVLink domain).",
 		}, []string{"provider", "reason"}),
 	}
 }
@@ -62,4 +67,9 @@ func (m *Metrics) APICall(provider string, status int, elapsed time.Duration, th
 func (m *Metrics) Unplaced(provider string, omitted, noTopology int) {
 	m.api.unplaced.WithLabelValues(provider, "omitted").Set(float64(omitted))
 	m.api.unplaced.WithLabelValues(provider, "no_topology").Set(float64(noTopology))
+}
+
+// Dropped implements providers.DropObserver.
+func (m *Metrics) Dropped(provider, reason string, n int) {
+	m.api.dropped.WithLabelValues(provider, reason).Add(float64(n))
 }

@@ -22,6 +22,9 @@ var (
 	// ErrInterrupted means the service restarted before a request
 	// finished and could not resume it (its credentials are not stored).
 	ErrInterrupted = errors.New("interrupted by a restart")
+	// ErrDiscoveryFailing means discoveries keep failing: the topology
+	// served is getting stale.
+	ErrDiscoveryFailing = errors.New("discoveries keep failing")
 	// ErrNoTopology means no topology has been accepted yet.
 	ErrNoTopology = errors.New("no topology discovered yet")
 	// ErrDisabled means the configuration turns the operation off.

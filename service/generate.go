@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toposcope/toposcope/internal/strictjson"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -178,6 +179,10 @@ func checkJSON(data []byte) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return badRequest("(body)", "unexpected data after the JSON object at byte offset %d", dec.InputOffset())
+	}
+	var ke *strictjson.Error
+	if err := strictjson.Check(data, nil); errors.As(err, &ke) { // repeated keys; the rest is checked key by key
+		return badRequest(ke.Field, "%s", ke.Msg)
 	}
 	return nil
 }

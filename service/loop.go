@@ -48,6 +48,9 @@ type State struct {
 	Pending *store.Snapshot
 	// LastRun is the newest run record; nil before the first.
 	LastRun *store.Run
+	// Failures counts the discoveries that failed in a row, up to
+	// LastRun (0 once one succeeds).
+	Failures int
 }
 
 // LoopDeps are what a Loop needs.
@@ -140,6 +143,22 @@ func (l *Loop) EngineNames() []string {
 
 // State returns the current state; never nil.
 func (l *Loop) State() *State { return l.state.Load() }
+
+// Ready returns nil when the service may take traffic: a topology is
+// current (else ErrNoTopology) and fewer than Discovery.UnreadyAfter
+// discoveries failed in a row since (else ErrDiscoveryFailing).
+func (l *Loop) Ready() error {
+	st := l.State()
+	if st.Graph == nil {
+		return ErrNoTopology
+	}
+	if n := l.deps.Config.UnreadyAfter; n > 0 && st.Failures >= n {
+		// The runs' errors stay behind a read token (GET /v1/runs):
+		// /readyz needs none.
+		return fmt.Errorf("%w: %d in a row, serving an older topology (see GET /v1/runs)", ErrDiscoveryFailing, st.Failures)
+	}
+	return nil
+}
 
 // Load restores the current and the pending snapshot from the store, so
 // that the service answers queries before its first discovery.
@@ -287,6 +306,11 @@ func (l *Loop) record(run *store.Run, clearPending bool) error {
 	err := l.deps.Store.AddRun(run, clearPending)
 	st := *l.State()
 	st.LastRun = run
+	if run.Outcome == store.OutcomeFailed {
+		st.Failures++
+	} else {
+		st.Failures = 0
+	}
 	if clearPending {
 		st.Pending = nil
 		l.deps.Metrics.setRefusing(false)

@@ -74,7 +74,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	m.api = newProviderAPIMetrics(buckets)
 	for _, c := range []prometheus.Collector{
-		m.api.calls, m.api.duration, m.api.throttled, m.api.unplaced,
+		m.api.calls, m.api.duration, m.api.throttled, m.api.unplaced, m.api.dropped,
 		m.discoveryDuration, m.discoveries, m.publishDuration, m.publishes, m.changes,
 		m.graphNodes, m.graphSwitches, m.graphDomains, m.uncovered, m.refusals, m.refusing, m.requests, m.queued,
 	} {

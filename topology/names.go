@@ -3,6 +3,7 @@ package topology
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 )
 
@@ -90,6 +91,51 @@ func CheckNodeName(name string) error {
 		case c <= ' ', c == ',', c == '[', c == ']', c == '{', c == '}', c == ':', c == '=', c == '#', c == 0x7f:
 			return &NameError{Name: name, Char: c}
 		}
+	}
+	return nil
+}
+
+// MaxHostNameLen is the longest host name CheckHostName accepts: a
+// Kubernetes Node name is a DNS subdomain of at most 253 characters.
+const MaxHostNameLen = 253
+
+// maxLabelLen is the longest dot-separated part of a host name (RFC 1123).
+const maxLabelLen = 63
+
+// CheckHostName reports why name cannot be a host name that both Slurm
+// and Kubernetes accept, or nil. It is CheckNodeName narrowed to what a
+// name that arrives from outside (an agent's report) may be: ASCII
+// letters, digits, '-', '_' and '.', starting and ending with a letter or
+// digit, parts between dots of at most 63 characters, at most
+// MaxHostNameLen in all. ('_' is not valid in a Kubernetes name but is in
+// a Slurm NodeName; a Kubernetes cluster never has such a Node.)
+func CheckHostName(name string) error {
+	if err := CheckNodeName(name); err != nil {
+		return err
+	}
+	if len(name) > MaxHostNameLen {
+		return fmt.Errorf("%w: name of %d characters: at most %d", ErrInvalidName, len(name), MaxHostNameLen)
+	}
+	label := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '.':
+			if label == 0 {
+				return fmt.Errorf("%w: name %q: empty part between dots", ErrInvalidName, name)
+			}
+			label = 0
+			continue
+		case !isNameByte(c):
+			return &NameError{Name: name, Char: c}
+		}
+		label++
+		if label > maxLabelLen {
+			return fmt.Errorf("%w: name %q: a part between dots is longer than %d characters", ErrInvalidName, name, maxLabelLen)
+		}
+	}
+	if !isAlnum(name[0]) || !isAlnum(name[len(name)-1]) {
+		return fmt.Errorf("%w: name %q must start and end with a letter or digit", ErrInvalidName, name)
 	}
 	return nil
 }

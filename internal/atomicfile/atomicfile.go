@@ -9,7 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
+
+// ErrNoReader is wrapped when the file to write is a FIFO that no
+// process has open for reading.
+var ErrNoReader = errors.New("no reader")
 
 // Write replaces path with data: it writes a temporary file in the same
 // directory, syncs it, sets mode, renames it over path and syncs the
@@ -21,7 +26,8 @@ import (
 // it), so that a topology.conf linked to shared storage keeps being the
 // one updated, and the link stays a link. A character device or a FIFO
 // (/dev/null, /dev/stdout) is written in place, never replaced by a
-// regular file; a directory or a socket is refused.
+// regular file; a FIFO that no process reads, a directory or a socket is
+// refused.
 func Write(path string, data []byte, mode os.FileMode) (changed bool, err error) {
 	target, err := resolve(path)
 	if err != nil {
@@ -72,7 +78,16 @@ func writeInPlace(path string, info fs.FileInfo, data []byte) (bool, error) {
 	if t&(fs.ModeCharDevice|fs.ModeDevice|fs.ModeNamedPipe) == 0 || t&fs.ModeDir != 0 {
 		return false, fmt.Errorf("%s is a %s, not a file to write", path, describe(info.Mode()))
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	flags := os.O_WRONLY
+	if t&fs.ModeNamedPipe != 0 {
+		// Opening a FIFO for writing waits for a reader, in a system
+		// call no signal ends: without one it would block for ever.
+		flags |= syscall.O_NONBLOCK
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return false, fmt.Errorf("%s is a FIFO that no process reads: %w", path, ErrNoReader)
+	}
 	if err != nil {
 		return false, err
 	}

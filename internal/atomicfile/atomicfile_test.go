@@ -1,8 +1,11 @@
 package atomicfile_test
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/toposcope/toposcope/internal/atomicfile"
@@ -111,5 +114,34 @@ func TestWriteDevicesAndDirectories(t *testing.T) {
 	}
 	if _, err := atomicfile.Write(dir, []byte("x"), 0o644); err == nil {
 		t.Error("writing over a directory succeeded")
+	}
+}
+
+// TestWriteFIFO: a FIFO that no process reads is refused at once (the
+// open would otherwise wait for a reader for ever, deaf to signals); one
+// that a process reads gets the data.
+func TestWriteFIFO(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "out")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	if _, err := atomicfile.Write(fifo, []byte("x\n"), 0o644); !errors.Is(err, atomicfile.ErrNoReader) {
+		t.Fatalf("write to a FIFO without a reader = %v, want ErrNoReader", err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	if _, err := atomicfile.Write(fifo, []byte("topology\n"), 0o644); err != nil {
+		t.Fatalf("write to a read FIFO: %v", err)
+	}
+	got, err := io.ReadAll(io.LimitReader(r, 9))
+	if err != nil || string(got) != "topology\n" {
+		t.Errorf("read %q, %v", got, err)
+	}
+	if info, err := os.Stat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", info.Mode(), err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,6 +45,10 @@ type Server struct {
 	// RequestTimeout bounds one API-submitted discovery and render
 	// (default 5m).
 	RequestTimeout time.Duration `yaml:"requestTimeout"`
+	// MaxSnapshotReads bounds the older snapshots' graphs that reads
+	// (GET /v1/graph?snapshot=, a computed /v1/diff) hold in memory at
+	// once; beyond, 429 with Retry-After (default 4).
+	MaxSnapshotReads int `yaml:"maxSnapshotReads"`
 	// Publish lets POST /v1/generate publish through its engine (write
 	// files, run reconfigure commands) instead of only rendering. It
 	// gives every write-token holder that power; default false.
@@ -75,10 +80,25 @@ type Auth struct {
 	// configured and the listener is not on loopback. On loopback they
 	// are always allowed when no token is configured.
 	Anonymous bool `yaml:"anonymous"`
+	// AgentSecretFile is a file holding the secret (at least 32
+	// characters) node agents' tokens are derived from: the token of
+	// node N is the hex HMAC-SHA256 of "toposcope-agent:N" under the
+	// secret. Such a token may only PUT /v1/agents/N. Needs a token
+	// source (tokensFile or tokensEnv).
+	AgentSecretFile string `yaml:"agentSecretFile"`
+	// AllowedHosts are host names, besides the listen address and the
+	// loopback names, that a write may name in its Host header (the
+	// names clients reach the service by); a write naming another host
+	// is refused (DNS rebinding).
+	AllowedHosts []string `yaml:"allowedHosts"`
 }
 
 // Configured reports whether a token source is set.
 func (a Auth) Configured() bool { return a.TokensFile != "" || a.TokensEnv != "" }
+
+// MaxBodyBytesLimit is the largest server.maxBodyBytes: a body is read
+// into memory whole.
+const MaxBodyBytesLimit = 1 << 30
 
 // DefaultServer returns the server defaults.
 func DefaultServer() Server {
@@ -92,6 +112,7 @@ func DefaultServer() Server {
 		ShutdownTimeout:          15 * time.Second,
 		MaxConcurrentDiscoveries: 2,
 		MaxQueuedRequests:        64,
+		MaxSnapshotReads:         4,
 		RequestTimeout:           5 * time.Minute,
 	}
 }
@@ -104,6 +125,8 @@ func (s *Server) Validate() error {
 		errs = append(errs, Errorf("listen", "want host:port, got %q", s.Listen))
 	} else if port == "" {
 		errs = append(errs, Errorf("listen", "port is missing in %q", s.Listen))
+	} else if _, perr := strconv.ParseUint(port, 10, 16); perr != nil {
+		errs = append(errs, Errorf("listen", "port %q is not a number from 0 to 65535", port))
 	}
 	positive := []struct {
 		key string
@@ -118,14 +141,17 @@ func (s *Server) Validate() error {
 			errs = append(errs, Errorf(p.key, "must be a positive duration, got %s", p.v))
 		}
 	}
-	if s.MaxBodyBytes < 1024 {
-		errs = append(errs, Errorf("maxBodyBytes", "must be at least 1024, got %d", s.MaxBodyBytes))
+	if s.MaxBodyBytes < 1024 || s.MaxBodyBytes > MaxBodyBytesLimit {
+		errs = append(errs, Errorf("maxBodyBytes", "must be at least 1024 and at most %d (1 GiB), got %d", int64(MaxBodyBytesLimit), s.MaxBodyBytes))
 	}
 	if s.MaxConcurrentDiscoveries < 1 || s.MaxConcurrentDiscoveries > 64 {
 		errs = append(errs, Errorf("maxConcurrentDiscoveries", "must be between 1 and 64, got %d", s.MaxConcurrentDiscoveries))
 	}
 	if s.MaxQueuedRequests < 1 || s.MaxQueuedRequests > 100000 {
 		errs = append(errs, Errorf("maxQueuedRequests", "must be between 1 and 100000, got %d", s.MaxQueuedRequests))
+	}
+	if s.MaxSnapshotReads < 1 || s.MaxSnapshotReads > 256 {
+		errs = append(errs, Errorf("maxSnapshotReads", "must be between 1 and 256, got %d", s.MaxSnapshotReads))
 	}
 	if s.TLS.Enabled() && (s.TLS.Cert == "" || s.TLS.Key == "") {
 		errs = append(errs, Errorf("tls", "cert and key must be set together"))
@@ -135,6 +161,14 @@ func (s *Server) Validate() error {
 	}
 	if s.Auth.TokensEnv != "" && strings.ContainsAny(s.Auth.TokensEnv, "= \t") {
 		errs = append(errs, Errorf("auth.tokensEnv", "must be an environment variable name, got %q", s.Auth.TokensEnv))
+	}
+	if s.Auth.AgentSecretFile != "" && !s.Auth.Configured() {
+		errs = append(errs, Errorf("auth.agentSecretFile", "needs auth.tokensFile or auth.tokensEnv"))
+	}
+	for i, h := range s.Auth.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t@") || strings.Contains(h, "://") {
+			errs = append(errs, Errorf(fmt.Sprintf("auth.allowedHosts[%d]", i), "want a host name (with an optional :port), got %q", h))
+		}
 	}
 	if err == nil && !s.Auth.Configured() && !s.Auth.Anonymous && !IsLoopback(host) {
 		errs = append(errs, Errorf("auth", "listen %q is not a loopback address: set auth.tokensFile or auth.tokensEnv, or auth.anonymous: true", s.Listen))
@@ -170,6 +204,10 @@ type Discovery struct {
 	ShrinkWindow time.Duration `yaml:"shrinkWindow"`
 	// Triggers configures what else starts a discovery.
 	Triggers Triggers `yaml:"triggers"`
+	// UnreadyAfter is how many discoveries in a row may fail before
+	// /readyz answers 503, although an older topology is still served
+	// (default 3; 0 never).
+	UnreadyAfter int `yaml:"unreadyAfter"`
 }
 
 // Triggers configures what starts a discovery besides the interval.
@@ -200,6 +238,7 @@ func DefaultDiscovery() Discovery {
 		ShrinkGuard:  0.1,
 		ShrinkWindow: 24 * time.Hour,
 		Triggers:     Triggers{Startup: true, SIGHUP: true, API: true, WatchInterval: 10 * time.Second},
+		UnreadyAfter: 3,
 	}
 }
 
@@ -214,6 +253,9 @@ func (d *Discovery) Validate() error {
 	}
 	if d.ShrinkGuard < 0 || d.ShrinkGuard > 1 {
 		errs = append(errs, Errorf("shrinkGuard", "must be a fraction between 0 and 1, got %g", d.ShrinkGuard))
+	}
+	if d.UnreadyAfter < 0 {
+		errs = append(errs, Errorf("unreadyAfter", "must not be negative, got %d", d.UnreadyAfter))
 	}
 	if d.ShrinkWindow < 0 {
 		errs = append(errs, Errorf("shrinkWindow", "must not be negative, got %s", d.ShrinkWindow))

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func TestServiceDefaults(t *testing.T) {
 		!f.Discovery.Triggers.Startup || f.Store.Retention.Snapshots != 100 || f.Server.MaxConcurrentDiscoveries != 2 {
 		t.Errorf("defaults not applied: %+v", f)
 	}
-	if d := config.Default(); d.Server != config.DefaultServer() || d.Store.Retention != config.DefaultStore().Retention {
+	if d := config.Default(); !reflect.DeepEqual(d.Server, config.DefaultServer()) || d.Store.Retention != config.DefaultStore().Retention {
 		t.Errorf("Default() = %+v", d)
 	}
 }
@@ -65,6 +66,13 @@ func TestServiceErrorsNameKeyAndLine(t *testing.T) {
 		{"bad duration", "discovery:\n  timeout: soon\n", []string{"line 2", "soon"}},
 		{"negative timeout", "server:\n  readTimeout: -1s\n", []string{"server.readTimeout (line 2): must be a positive duration"}},
 		{"body limit", "server:\n  maxBodyBytes: 10\n", []string{"server.maxBodyBytes (line 2): must be at least 1024"}},
+		{"body limit too large", "server:\n  maxBodyBytes: 9223372036854775807\n", []string{"server.maxBodyBytes (line 2): must be at least 1024 and at most 1073741824"}},
+		{"port out of range", "server:\n  listen: 127.0.0.1:99999\n", []string{"server.listen (line 2): port \"99999\" is not a number from 0 to 65535"}},
+		{"port not a number", "server:\n  listen: 127.0.0.1:http\n", []string{"server.listen (line 2): port \"http\""}},
+		{"agent secret without tokens", "server:\n  auth:\n    agentSecretFile: /etc/s\n", []string{"server.auth.agentSecretFile (line 3): needs auth.tokensFile"}},
+		{"allowed host", "server:\n  auth:\n    allowedHosts: ['http://x']\n", []string{"server.auth.allowedHosts[0] (line 3)"}},
+		{"unready after", "discovery:\n  unreadyAfter: -1\n", []string{"discovery.unreadyAfter (line 2): must not be negative"}},
+		{"snapshot reads", "server:\n  maxSnapshotReads: 0\n", []string{"server.maxSnapshotReads (line 2): must be between 1 and 256"}},
 		{"concurrency", "server:\n  maxConcurrentDiscoveries: 0\n", []string{"server.maxConcurrentDiscoveries (line 2)"}},
 		{"guard", "discovery:\n  shrinkGuard: 1.5\n", []string{"discovery.shrinkGuard (line 2): must be a fraction"}},
 		{"interval", "discovery:\n  interval: 10ms\n", []string{"discovery.interval (line 2)"}},

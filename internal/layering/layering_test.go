@@ -31,6 +31,7 @@ var rules = map[string]layer{
 	"internal/kubeclient": {0, "lib"},
 	"internal/layering":   {0, "lib"},
 	"internal/progress":   {0, "lib"},
+	"internal/strictjson": {0, "lib"},
 	"internal/testenv":    {2, "testenv"},
 	"topology":            {1, "topology"},
 	"providers":           {2, "providers"},

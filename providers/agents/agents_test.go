@@ -120,20 +120,6 @@ func TestDiscoverKeepsIdentityAndRacks(t *testing.T) {
 	}
 }
 
-func TestDiscoverBadClique(t *testing.T) {
-	t.Parallel()
-	now := time.Now()
-	p, err := agents.New(agents.DefaultConfig(), deps(reports{
-		{Facts: providers.NodeFacts{Node: "gb01", Clique: "no-dot"}, ReceivedAt: now},
-	}, now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Discover(context.Background(), providers.Request{}); !errors.Is(err, agents.ErrBadReport) || !strings.Contains(err.Error(), "gb01") {
-		t.Fatalf("Discover = %v, want ErrBadReport naming gb01", err)
-	}
-}
-
 func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -51,6 +52,7 @@ type Provider struct {
 	log    *slog.Logger
 	now    func() time.Time
 	source providers.AgentReports
+	obs    providers.Observer
 	nodes  []string
 }
 
@@ -61,7 +63,7 @@ func New(cfg Config, deps providers.Deps) (*Provider, error) {
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, now: deps.Now, source: deps.Agents}
+	p := &Provider{cfg: cfg, log: deps.Logger, now: deps.Now, source: deps.Agents, obs: deps.Observer}
 	if cfg.Nodes != "" {
 		p.nodes, _ = hostlist.Expand(cfg.Nodes) // validated
 	}
@@ -101,6 +103,8 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		}
 		fresh[r.Facts.Node] = r
 	}
+	dropped := vet(fresh)
+	dropped.report(p.log, p.obs)
 	names := p.names(req, fresh)
 	ids := make(map[string]string, len(req.Nodes)) // the request's instance IDs, for nodes without a report
 	for _, n := range req.Nodes {
@@ -117,7 +121,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 			continue
 		}
 		n, domain, sub, err := node(r.Facts)
-		if err != nil {
+		if err != nil { // vet dropped every report node refuses
 			return nil, fmt.Errorf("agents: %w", err)
 		}
 		b.AddNode(n)
@@ -213,15 +217,37 @@ func newRemote(c httpretry.Connection, tok httpretry.Secret, log *slog.Logger, o
 	return r, nil
 }
 
-// AgentReports implements providers.AgentReports with GET /v1/agents.
+// maxPages caps the pages of GET /v1/agents one discovery reads: the
+// server keeps at most 100000 reports, 1000 a page.
+const maxPages = 1000
+
+// AgentReports implements providers.AgentReports with GET /v1/agents,
+// page by page.
 func (r *remote) AgentReports(ctx context.Context) ([]providers.AgentReport, error) {
-	var body struct {
-		Agents []providers.AgentReport `json:"agents"`
+	var out []providers.AgentReport
+	after := ""
+	for range maxPages {
+		var body struct {
+			Agents []providers.AgentReport `json:"agents"`
+			Next   string                  `json:"next"`
+		}
+		u := r.url + "?limit=1000"
+		if after != "" {
+			u += "&after=" + url.QueryEscape(after)
+		}
+		if err := r.client.JSON(ctx, http.MethodGet, u, r.header, nil, &body); err != nil {
+			return nil, providers.ClassifyHTTP(err)
+		}
+		out = append(out, body.Agents...)
+		if body.Next == "" {
+			return out, nil
+		}
+		if body.Next <= after {
+			return nil, fmt.Errorf("%w: GET /v1/agents: page after %q names %q next", providers.ErrUnavailable, after, body.Next)
+		}
+		after = body.Next
 	}
-	if err := r.client.JSON(ctx, http.MethodGet, r.url, r.header, nil, &body); err != nil {
-		return nil, fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
-	}
-	return body.Agents, nil
+	return nil, fmt.Errorf("%w: GET /v1/agents: more than %d pages", providers.ErrUnavailable, maxPages)
 }
 
 // inline serves Config.Reports as just received.

@@ -166,7 +166,7 @@ func (p *Provider) devices(ctx context.Context) (map[string][]device, error) {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%s: list ResourceSlices: %w", Name, ctx.Err())
 			}
-			return nil, fmt.Errorf("%s: list ResourceSlices: %w: %w", Name, providers.ErrUnavailable, err)
+			return nil, fmt.Errorf("%s: list ResourceSlices: %w", Name, providers.ClassifyKube(err))
 		}
 		for i := range list.Items {
 			s := &list.Items[i]

@@ -133,15 +133,16 @@ func TestClusterBadLabel(t *testing.T) {
 	}
 }
 
-// TestClusterUnavailable: a denied list is ErrUnavailable, not an empty
-// topology.
+// TestClusterUnavailable: a list the apiserver refuses (an unknown
+// token: 401) is ErrAuth, which the server answers 403 provider_auth,
+// not an empty topology and not ErrUnavailable (502).
 func TestClusterUnavailable(t *testing.T) {
 	t.Parallel()
 	c := env.Require(t)
 	prefix := c.Prefix(t)
 	p := clusterProvider(t, c, prefix, c.TokenConfig("no-such-token"), nil)
 	g, err := p.Discover(context.Background(), providers.Request{})
-	if !errors.Is(err, providers.ErrUnavailable) || g != nil {
-		t.Fatalf("Discover = %v, %v; want ErrUnavailable", g, err)
+	if !errors.Is(err, providers.ErrAuth) || errors.Is(err, providers.ErrUnavailable) || g != nil {
+		t.Fatalf("Discover = %v, %v; want ErrAuth", g, err)
 	}
 }

@@ -142,7 +142,7 @@ func (p *Provider) list(ctx context.Context) ([]corev1.Node, error) {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("k8s-labels: list nodes: %w", ctx.Err())
 			}
-			return nil, fmt.Errorf("k8s-labels: list nodes: %w: %w", providers.ErrUnavailable, err)
+			return nil, fmt.Errorf("k8s-labels: list nodes: %w", providers.ClassifyKube(err))
 		}
 		out = append(out, list.Items...)
 		if list.Continue == "" {

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/providers/agents"
 )
 
 // What a source contributes (Source.Use).
@@ -41,6 +42,18 @@ const (
 	ConflictsFirst = "first"
 )
 
+// Values of Source.OnConflict.
+const (
+	// OnConflictPolicy follows Config.Conflicts (default, except for the
+	// agents provider).
+	OnConflictPolicy = "policy"
+	// OnConflictYield drops this source's facts of a node where another
+	// source disagrees, and leaves out the nodes only yielding sources
+	// know, with a warning listing them and a metric: for sources that
+	// nodes report themselves (default for the agents provider).
+	OnConflictYield = "yield"
+)
+
 // Values of Config.UnknownNodes and Source.UnknownNodes.
 const (
 	// UnknownWarn logs the nodes a source does not know (default).
@@ -65,6 +78,9 @@ type Source struct {
 	Use []string `yaml:"use,omitempty"`
 	// UnknownNodes overrides Config.UnknownNodes for this source.
 	UnknownNodes string `yaml:"unknownNodes,omitempty"`
+	// OnConflict is OnConflictPolicy or OnConflictYield; default yield
+	// for the agents provider, policy for the others.
+	OnConflict string `yaml:"onConflict,omitempty"`
 }
 
 // Config is the merge provider's configuration.
@@ -112,6 +128,9 @@ func (c *Config) Validate() error {
 		if s.UnknownNodes != "" {
 			errs = append(errs, checkUnknown(field+".unknownNodes", s.UnknownNodes))
 		}
+		if s.OnConflict != "" && s.OnConflict != OnConflictPolicy && s.OnConflict != OnConflictYield {
+			errs = append(errs, config.Errorf(field+".onConflict", "must be %q or %q, got %q", OnConflictPolicy, OnConflictYield, s.OnConflict))
+		}
 		if _, err := paramsNode(s.Params); err != nil {
 			errs = append(errs, config.Errorf(field+".params", "%v", err))
 		}
@@ -156,6 +175,17 @@ func (c *Config) sourceName(i int) string {
 func (c *Config) uses(i int, what string) bool {
 	u := c.Sources[i].Use
 	return len(u) == 0 || slices.Contains(u, what)
+}
+
+// yields reports whether source i gives way on a conflict.
+func (c *Config) yields(i int) bool {
+	switch c.Sources[i].OnConflict {
+	case OnConflictYield:
+		return true
+	case OnConflictPolicy:
+		return false
+	}
+	return c.Sources[i].Provider == agents.Name
 }
 
 // unknownPolicy is source i's UnknownNodes policy.

@@ -43,6 +43,7 @@ type Provider struct {
 	cfg      Config
 	children []child
 	log      *slog.Logger
+	obs      providers.Observer
 }
 
 // New validates cfg and builds every source with its factory from lookup.
@@ -56,7 +57,7 @@ func New(cfg Config, lookup providers.Lookup, prefix string, deps providers.Deps
 		return nil, errors.New("merge: no provider lookup")
 	}
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer}
 	var errs []error
 	for i, s := range cfg.Sources {
 		field := join(prefix, fmt.Sprintf("sources[%d]", i))

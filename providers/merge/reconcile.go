@@ -18,14 +18,19 @@ const maxReported = 20
 type entry struct {
 	node     topology.Node
 	from     map[string]string // identity field -> source that set it
+	fromIdx  map[string]int    // identity field -> index of that source (-1: the request)
 	path     []topology.SwitchInfo
 	pathFrom string
+	pathIdx  int
 	domain   string
 	sub      string
 	domFrom  string
 	subFrom  string
+	domIdx   int
 	seenBy   map[int]string // source index -> that source's node name
 	placedBy map[int]bool   // source index -> placed in what it contributes
+	// requested is set for a node the request names.
+	requested bool
 }
 
 // merger accumulates the merged nodes.
@@ -35,10 +40,35 @@ type merger struct {
 	byName     map[string]*entry
 	byInstance map[string]*entry
 	conflicts  []error
+	// yields marks the sources whose facts give way on a conflict
+	// (Source.OnConflict); dropped lists, by source, the nodes whose
+	// facts from it gave way.
+	yields  []bool
+	dropped map[int][]string
+}
+
+// yield reports whether source i gives way on a conflict.
+func (m *merger) yield(i int) bool { return i >= 0 && i < len(m.yields) && m.yields[i] }
+
+// resolveConflict settles a conflict between the current value (from
+// source had) and a new one (from source got): it reports whether the new
+// value replaces the current one. When one of them yields, its facts of
+// the node are dropped (listed); otherwise it is a conflict.
+func (m *merger) resolveConflict(e *entry, had, got int, format string, args ...any) bool {
+	switch {
+	case m.yield(got):
+		m.dropped[got] = append(m.dropped[got], e.node.Name)
+		return false
+	case m.yield(had):
+		m.dropped[had] = append(m.dropped[had], e.node.Name)
+		return true
+	}
+	m.conflict(format, args...)
+	return false
 }
 
 func (m *merger) add(name string) *entry {
-	e := &entry{node: topology.Node{Name: name}, from: map[string]string{}, seenBy: map[int]string{}, placedBy: map[int]bool{}}
+	e := &entry{node: topology.Node{Name: name}, from: map[string]string{}, fromIdx: map[string]int{}, seenBy: map[int]string{}, placedBy: map[int]bool{}}
 	m.entries = append(m.entries, e)
 	m.byName[name] = e
 	return e
@@ -70,15 +100,13 @@ func (m *merger) conflict(format string, args ...any) {
 }
 
 // identity merges the identity fields of a source's node into e.
-func (m *merger) identity(e *entry, n *topology.Node, src string) {
+func (m *merger) identity(e *entry, n *topology.Node, i int, src string) {
 	set := func(field string, dst *string, v string) {
 		switch {
 		case v == "" || *dst == v:
-		case *dst == "":
+		case *dst == "" || m.resolveConflict(e, e.fromIdx[field], i, "node %q: %s is %q from %s but %q from %s", e.node.Name, field, *dst, e.from[field], v, src):
 			*dst = v
-			e.from[field] = src
-		default:
-			m.conflict("node %q: %s is %q from %s but %q from %s", e.node.Name, field, *dst, e.from[field], v, src)
+			e.from[field], e.fromIdx[field] = src, i
 		}
 	}
 	set("instance ID", &e.node.InstanceID, n.InstanceID)
@@ -94,7 +122,7 @@ func (m *merger) identity(e *entry, n *topology.Node, src string) {
 			old = fmt.Sprint(e.node.GPUs)
 		}
 		set("GPU count", &old, gpus)
-		if e.node.GPUs == 0 {
+		if old == gpus {
 			e.node.GPUs = n.GPUs
 		}
 	}
@@ -118,36 +146,46 @@ func (m *merger) place(e *entry, g *topology.Graph, n *topology.Node, i int, src
 		}
 		switch {
 		case e.path == nil:
-			e.path, e.pathFrom = path, src
+			e.path, e.pathFrom, e.pathIdx = path, src, i
 		case e.path[0].ID != n.Leaf:
-			m.conflict("node %q: under switch %q from %s but under %q from %s", e.node.Name, e.path[0].ID, e.pathFrom, n.Leaf, src)
+			if m.resolveConflict(e, e.pathIdx, i, "node %q: under switch %q from %s but under %q from %s", e.node.Name, e.path[0].ID, e.pathFrom, n.Leaf, src) {
+				e.path, e.pathFrom, e.pathIdx = path, src, i
+			}
 		}
 	}
 	if m.cfg.uses(i, UseDomains) && n.Domain != "" {
 		e.placedBy[i] = true
 		switch {
 		case e.domain == "":
-			e.domain, e.sub, e.domFrom, e.subFrom = n.Domain, n.SubDomain, src, src
+			e.domain, e.sub, e.domFrom, e.subFrom, e.domIdx = n.Domain, n.SubDomain, src, src, i
 		case e.domain != n.Domain:
-			m.conflict("node %q: in domain %q from %s but in %q from %s", e.node.Name, e.domain, e.domFrom, n.Domain, src)
+			if m.resolveConflict(e, e.domIdx, i, "node %q: in domain %q from %s but in %q from %s", e.node.Name, e.domain, e.domFrom, n.Domain, src) {
+				e.domain, e.sub, e.domFrom, e.subFrom, e.domIdx = n.Domain, n.SubDomain, src, src, i
+			}
 		case n.SubDomain == "" || e.sub == n.SubDomain:
 		case e.sub == "":
 			e.sub, e.subFrom = n.SubDomain, src
 		default:
-			m.conflict("node %q: in sub-domain %q of %q from %s but in %q from %s", e.node.Name, e.sub, e.domain, e.subFrom, n.SubDomain, src)
+			if m.resolveConflict(e, e.domIdx, i, "node %q: in sub-domain %q of %q from %s but in %q from %s", e.node.Name, e.sub, e.domain, e.subFrom, n.SubDomain, src) {
+				e.sub, e.subFrom, e.domIdx = n.SubDomain, src, i
+			}
 		}
 	}
 }
 
 // merge reconciles the sources' graphs (in source order) into one.
 func (p *Provider) merge(req providers.Request, graphs []*topology.Graph) (*topology.Graph, error) {
-	m := &merger{cfg: &p.cfg, byName: map[string]*entry{}, byInstance: map[string]*entry{}}
+	m := &merger{cfg: &p.cfg, byName: map[string]*entry{}, byInstance: map[string]*entry{}, dropped: map[int][]string{}}
+	for i := range p.children {
+		m.yields = append(m.yields, p.cfg.yields(i))
+	}
 	for _, ref := range req.Nodes {
 		if _, dup := m.byName[ref.Name]; dup {
 			continue
 		}
 		e := m.add(ref.Name)
-		m.identity(e, &topology.Node{InstanceID: ref.InstanceID, Region: ref.Region}, "the request")
+		e.requested = true
+		m.identity(e, &topology.Node{InstanceID: ref.InstanceID, Region: ref.Region}, -1, "the request")
 	}
 	for i, g := range graphs {
 		src := fmt.Sprintf("source %q", p.children[i].name)
@@ -162,13 +200,14 @@ func (p *Provider) merge(req providers.Request, graphs []*topology.Graph) (*topo
 				continue
 			}
 			e.seenBy[i] = n.Name
-			m.identity(e, n, src)
+			m.identity(e, n, i, src)
 			m.place(e, g, n, i, src)
 		}
 	}
 	if err := p.resolve(m); err != nil {
 		return nil, err
 	}
+	m.entries = p.reportDrops(m)
 	if err := p.unknown(m); err != nil {
 		return nil, err
 	}

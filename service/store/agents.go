@@ -51,7 +51,7 @@ func (s *Store) PutAgentReport(r AgentReport) error {
 	if r.Facts.Node == "" {
 		return errors.New("put agent report: empty node name")
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bAgents)
 		if err != nil {
 			return fmt.Errorf("bucket %s: %w", bAgents, err)
@@ -108,6 +108,62 @@ func (s *Store) AgentReports(ctx context.Context) ([]AgentReport, error) {
 	return out, nil
 }
 
+// DeleteAgentReport deletes the report of node; the error wraps
+// ErrNotFound when there is none.
+func (s *Store) DeleteAgentReport(node string) error {
+	err := s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bAgents)
+		if b == nil || b.Get([]byte(node)) == nil {
+			return ErrNotFound
+		}
+		return b.Delete([]byte(node))
+	})
+	if err != nil {
+		return fmt.Errorf("delete agent report %s: %w", node, err)
+	}
+	return nil
+}
+
+// AgentReportsPage lists at most limit reports, by node name, of the
+// nodes named after after ("" for the first page). next is the last
+// node listed when more follow (the next page's after), else "".
+func (s *Store) AgentReportsPage(after string, limit int) (page []AgentReport, next string, err error) {
+	if limit < 1 {
+		return nil, "", fmt.Errorf("agent reports: limit %d: must be positive", limit)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bAgents)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		k, v := c.First()
+		if after != "" {
+			k, v = c.Seek([]byte(after))
+			if k != nil && string(k) == after {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(page) == limit {
+				next = page[len(page)-1].Facts.Node
+				return nil
+			}
+			var r AgentReport
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("node %s: %w", k, err)
+			}
+			r.Facts.Node = string(k)
+			page = append(page, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("agent reports: %w", err)
+	}
+	return page, next, nil
+}
+
 // PruneAgentReports applies r as of now: it deletes the reports received
 // more than r.MaxAge ago and, beyond r.MaxReports, the oldest. It returns
 // how many it deleted.
@@ -117,7 +173,7 @@ func (s *Store) PruneAgentReports(now time.Time, r AgentRetention) (int, error) 
 		at   time.Time
 	}
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bAgents)
 		if b == nil {
 			return nil

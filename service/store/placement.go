@@ -20,7 +20,7 @@ var (
 
 // SavePlacementBudgets implements placement.Persister.
 func (s *Store) SavePlacementBudgets(b *placement.Budgets) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(bPlacement)
 		if err != nil {
 			return err
@@ -36,7 +36,7 @@ func (s *Store) SavePlacementBudgets(b *placement.Budgets) error {
 // AppendPlacementRecords implements placement.Persister: one
 // transaction, so all records are stored or none.
 func (s *Store) AppendPlacementRecords(recs []placement.Record) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(bLedger)
 		if err != nil {
 			return err
@@ -66,7 +66,7 @@ func (s *Store) DeletePlacementRecords(workloads []string) (int, error) {
 		drop[w] = true
 	}
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bLedger)
 		if bk == nil {
 			return nil

@@ -51,7 +51,7 @@ type Result struct {
 // PutResult stores r and, when body is not nil, its body, replacing what
 // was stored under r.ID.
 func (s *Store) PutResult(r *Result, body []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if err := putJSON(tx.Bucket(bResults), []byte(r.ID), r); err != nil {
 			return err
 		}

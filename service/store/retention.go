@@ -24,7 +24,7 @@ type Pruned struct {
 // likewise (pending ones are kept); and the oldest runs beyond the count.
 func (s *Store) Prune(now time.Time, r config.Retention) (Pruned, error) {
 	var p Pruned
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		var err error
 		if p.Snapshots, err = pruneSnapshots(tx, now, r); err != nil {
 			return err

@@ -60,7 +60,7 @@ type Run struct {
 // AddRun stores run (assigning its ID). With clearPending it also drops
 // the pending refusal (the topology recovered).
 func (s *Store) AddRun(run *Run, clearPending bool) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if clearPending {
 			if err := setMetaID(tx, kPending, 0); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -83,7 +84,7 @@ func (s *Store) AddSnapshot(snap *Snapshot, graphJSON []byte, diff *Diff, run *R
 	if err != nil {
 		return err
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bSnapshots)
 		id, err := b.NextSequence()
 		if err != nil {
@@ -129,7 +130,7 @@ func (s *Store) AddSnapshot(snap *Snapshot, graphJSON []byte, diff *Diff, run *R
 // an operator's accept does. It fails with ErrNotFound or ErrNotPending.
 func (s *Store) AcceptPending(id uint64, at time.Time, by string) (*Snapshot, error) {
 	var snap Snapshot
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bSnapshots)
 		if err := getJSON(b, key(id), &snap); err != nil {
 			return fmt.Errorf("snapshot %d: %w", id, err)
@@ -154,7 +155,7 @@ func (s *Store) Snapshot(id uint64) (*Snapshot, error) {
 	var snap Snapshot
 	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bSnapshots), key(id), &snap) })
 	if err != nil {
-		return nil, fmt.Errorf("snapshot %d: %w", id, err)
+		return nil, s.unreadable(fmt.Sprintf("snapshot %d", id), err)
 	}
 	return &snap, nil
 }
@@ -210,13 +211,23 @@ func (s *Store) Graph(id uint64) (*topology.Graph, error) {
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(packed))
 	if err != nil {
-		return nil, fmt.Errorf("graph of snapshot %d: %w", id, err)
+		return nil, s.unreadable(fmt.Sprintf("graph of snapshot %d", id), err)
 	}
 	var g topology.Graph
 	if err := json.NewDecoder(zr).Decode(&g); err != nil {
-		return nil, fmt.Errorf("graph of snapshot %d: %w", id, err)
+		return nil, s.unreadable(fmt.Sprintf("graph of snapshot %d", id), err)
 	}
 	return &g, nil
+}
+
+// unreadable wraps the error of reading what: a record that is there
+// but cannot be decoded is ErrCorrupt, with the hint a corrupt file
+// header gets; ErrNotFound and the others stay as they are.
+func (s *Store) unreadable(what string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w: %w (move %s aside to start afresh)", what, ErrCorrupt, err, s.path)
 }
 
 // Diff returns the stored diff of snapshot id against its parent.

@@ -63,6 +63,25 @@ var ErrSchema = errors.New("unsupported store schema")
 // ErrInUse is wrapped when another process holds the store.
 var ErrInUse = errors.New("in use")
 
+// ErrFull is wrapped when a write failed because the store's file
+// system is full (or the quota spent).
+var ErrFull = errors.New("store file system full")
+
+// update runs fn in a write transaction; a write that failed for want of
+// space wraps ErrFull and names the file.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	return s.full(s.db.Update(fn))
+}
+
+// full wraps err with ErrFull, naming the file, when it says the disk
+// is full.
+func (s *Store) full(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %s: %w", ErrFull, s.path, err)
+	}
+	return err
+}
+
 // ErrCorrupt is wrapped when the file is not a readable store.
 var ErrCorrupt = errors.New("corrupt store file")
 
@@ -107,11 +126,23 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := os.WriteFile(pidFile(path), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+	if err := writePID(pidFile(path)); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// writePID writes this process's PID to path. A symbolic link there is
+// refused, not followed (O_NOFOLLOW): its target would be overwritten
+// with the service's rights.
+func writePID(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("PID file (a symbolic link is refused): %w", err)
+	}
+	_, err = f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+	return errors.Join(err, f.Close())
 }
 
 // quickLock is how long Open first waits for the file lock.
@@ -157,7 +188,7 @@ func holder(path string) int {
 }
 
 func (s *Store) init() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bMeta, bSnapshots, bGraphs, bDiffs, bRuns, bResults, bBodies, bAgents} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("bucket %s: %w", b, err)

@@ -1,0 +1,123 @@
+package agents
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/nvlink"
+	"github.com/toposcope/toposcope/topology"
+)
+
+// Bounds of one agent report. The server refuses a report past them
+// (400 naming the field), and a stored report past them is dropped at
+// discovery.
+const (
+	// MaxReportBytes is the largest report body the server reads. A
+	// report at every other bound is well under it.
+	MaxReportBytes = 16 << 10
+	// MaxFabricDepth is the longest fabric path (switch levels above
+	// the node); clouds give three.
+	MaxFabricDepth = 8
+	// MaxHCAs is the most HCAs one node may report.
+	MaxHCAs = 64
+	// MaxGPUs is the most GPUs one node may report, so that the sum over
+	// any cluster fits in an int.
+	MaxGPUs = 1024
+	// MaxValueLen is the longest identity, rack, domain or switch ID.
+	MaxValueLen = 256
+)
+
+// ErrInvalidFacts is wrapped by CheckFacts' errors (besides
+// config.ErrInvalid, which makes them a 400 at the server).
+var ErrInvalidFacts = errors.New("invalid agent report")
+
+// nodeGUID is an HCA node GUID as the agent sends it.
+var nodeGUID = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// CheckFacts reports every value of f that is out of bounds, as
+// config.FieldErrors naming the report's JSON field (hcas[2].nodeGUID),
+// each wrapping ErrInvalidFacts; nil when f can be used. The node name
+// must be a host name both Slurm and Kubernetes accept; text values are
+// printable ASCII without spaces; counts and lists are bounded.
+func CheckFacts(f providers.NodeFacts) error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, config.Errorf(field, "%w: %s", ErrInvalidFacts, fmt.Sprintf(format, args...)))
+	}
+	if err := topology.CheckHostName(f.Node); err != nil {
+		bad("node", "%v", err)
+	} else if err := hostlist.ValidName(f.Node); err != nil {
+		bad("node", "%v", err)
+	}
+	for _, v := range []struct{ field, value string }{
+		{"instanceID", f.InstanceID}, {"region", f.Region}, {"zone", f.Zone}, {"rack", f.Rack}, {"fabricDomain", f.FabricDomain},
+	} {
+		if msg := checkValue(v.value); msg != "" {
+			bad(v.field, "%s", msg)
+		}
+	}
+	if f.GPUs < 0 || f.GPUs > MaxGPUs {
+		bad("gpus", "must be from 0 to %d, got %d", MaxGPUs, f.GPUs)
+	}
+	if f.Clique != "" {
+		if msg := checkValue(f.Clique); msg != "" {
+			bad("clique", "%s", msg)
+		} else if _, err := nvlink.ParseCliqueLabel(f.Clique); err != nil {
+			bad("clique", "%v", err)
+		}
+	}
+	if len(f.HCAs) > MaxHCAs {
+		bad("hcas", "at most %d HCAs, got %d", MaxHCAs, len(f.HCAs))
+	} else {
+		seen := make(map[string]bool, len(f.HCAs))
+		for i, h := range f.HCAs {
+			field := fmt.Sprintf("hcas[%d]", i)
+			switch {
+			case h.Name == "" || len(h.Name) > 64 || strings.ContainsAny(h.Name, " \t\n/,=") || checkValue(h.Name) != "":
+				bad(field+".name", "must be a device name (mlx5_0)")
+			case seen[h.Name]:
+				bad(field+".name", "HCA %q is listed twice", h.Name)
+			}
+			seen[h.Name] = true
+			if h.NodeGUID != "" && !nodeGUID.MatchString(h.NodeGUID) {
+				bad(field+".nodeGUID", "must be 16 lower-case hex digits")
+			}
+		}
+	}
+	if len(f.Fabric) > MaxFabricDepth {
+		bad("fabric", "at most %d switches, got %d", MaxFabricDepth, len(f.Fabric))
+	} else {
+		seen := make(map[string]bool, len(f.Fabric))
+		for i, id := range f.Fabric {
+			field := fmt.Sprintf("fabric[%d]", i)
+			switch msg := checkValue(id); {
+			case id == "":
+				bad(field, "must be a switch ID, got an empty one")
+			case msg != "":
+				bad(field, "%s", msg)
+			case seen[id]:
+				bad(field, "switch %q appears twice in the path", id)
+			}
+			seen[id] = true
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkValue says what is wrong with an identity or ID value, or "".
+func checkValue(v string) string {
+	if len(v) > MaxValueLen {
+		return fmt.Sprintf("at most %d characters, got %d", MaxValueLen, len(v))
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= ' ' || c >= 0x7f {
+			return fmt.Sprintf("must be printable ASCII without spaces, got %q at byte %d", c, i)
+		}
+	}
+	return ""
+}
