@@ -64,16 +64,16 @@ lint:
 	$(GOLANGCI_LINT) run $(PKGS)
 
 ARTIFACTS ?= $(CURDIR)/.artifacts
-# RELEASE: the release binaries every test of a run shares (internal/testenv/releasebin).
+# RELEASE: the release binaries every test of a run shares (testenv/releasebin).
 RELEASE := $(ARTIFACTS)/release
 # TEST_TIMEOUT only stops a test binary that hangs: each slow test has a
-# budget of its own (internal/testenv/budget) and fails with its own message
+# budget of its own (testenv/budget) and fails with its own message
 # when the budget runs out, well before this.
 TEST_TIMEOUT ?= 60m
 
 ## test: every test. The release binaries are built once, before the tests start, and shared
 ## by every test that needs them (the image, the packages, the dead-code check, the end-to-end
-## runs). With CI=true a skipped test fails the run (internal/testenv/testreport): a test of a
+## runs). With CI=true a skipped test fails the run (tools/testreport): a test of a
 ## real component may skip on a laptop, never in CI. Test artifacts (the web view's
 ## screenshots) are kept under $(ARTIFACTS)/_artifacts, go test's events in $(ARTIFACTS)/test.json.
 test:
@@ -81,7 +81,7 @@ test:
 	$(MAKE) --no-print-directory build BIN=$(RELEASE) DEPDUMP=$(RELEASE)/toposcope.deps
 	set -o pipefail; TOPOSCOPE_RELEASE_DIR=$(RELEASE) \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -json -artifacts -outputdir $(ARTIFACTS) $(PKGS) | \
-		tee $(ARTIFACTS)/test.json | $(GO) run ./internal/testenv/testreport $(if $(filter true,$(CI)),-fail-on-skip)
+		tee $(ARTIFACTS)/test.json | $(GO) run ./tools/testreport $(if $(filter true,$(CI)),-fail-on-skip)
 
 ## bench: the scale benchmarks quoted in the docs.
 bench:

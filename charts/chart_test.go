@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/helmtest"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/helmtest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden renderings and the chart README's values table")

@@ -14,8 +14,8 @@ import (
 	"github.com/toposcope/toposcope/cmd/toposcope/agentcmd"
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
 	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
-	"github.com/toposcope/toposcope/internal/testenv/helmtest"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/helmtest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // renderedConfig returns the config.yaml of the chart's ConfigMap.

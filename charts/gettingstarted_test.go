@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/testenv/helmtest"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/helmtest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // gettingStarted is the page whose commands TestGettingStarted runs.

@@ -22,9 +22,9 @@ import (
 	"github.com/toposcope/toposcope/cmd/toposcope/agentcmd"
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
 	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
-	"github.com/toposcope/toposcope/internal/testenv/helmtest"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
+	"github.com/toposcope/toposcope/testenv/helmtest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/proctest"
 )
 
 // freePort returns a loopback port that was free a moment ago.

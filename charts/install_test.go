@@ -27,10 +27,10 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/registry"
-	"github.com/toposcope/toposcope/internal/testenv/helmtest"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/testenv/helmtest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the web view's and the graph output's tests use: Debian's
 # chromium (driven headless over the DevTools protocol by
-# internal/testenv/browser) and graphviz (its `dot` lays out the
+# testenv/browser) and graphviz (its `dot` lays out the
 # aggregated DOT). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."

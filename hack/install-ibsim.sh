@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-ibsim.sh — install what the real-tool InfiniBand tests (internal/testenv/ibsim,
+# install-ibsim.sh — install what the real-tool InfiniBand tests (testenv/ibsim,
 # providers/infiniband) need: the fabric simulator ibsim with its LD_PRELOAD
 # wrapper ibsim-run (package ibsim-utils), and the real ibnetdiscover (package
 # infiniband-diags).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-kube.sh — install everything the Kubernetes tests (internal/testenv/kubetest) need.
+# install-kube.sh — install everything the Kubernetes tests (testenv/kubetest) need.
 #
 # On a fresh Debian bookworm machine (root, with Go, gcc and git) this:
 #   1. installs the Debian packages etcd-server (etcd 3.4) and openssl, running

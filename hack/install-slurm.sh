@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-slurm.sh — install everything the Slurm tests (internal/testenv/slurmtest) need.
+# install-slurm.sh — install everything the Slurm tests (testenv/slurmtest) need.
 #
 # On a fresh Debian bookworm machine (root, with Go, gcc and git) this:
 #   1. installs the host packages slurmctld, slurmd, slurm-client, munge and debootstrap

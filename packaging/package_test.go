@@ -1,5 +1,5 @@
 // Package packaging_test builds the .deb and .rpm with hack/package.sh
-// (from the run's release binary, internal/testenv/releasebin, and one
+// (from the run's release binary, testenv/releasebin, and one
 // more linked as version 1.0.1 for the upgrade) and checks them with the real Debian tools: lintian, rpm, systemd-analyze,
 // and dpkg inside a copy of the Debian trixie chroot the Slurm tests use.
 package packaging_test
@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/budget"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
-	"github.com/toposcope/toposcope/internal/testenv/releasebin"
-	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
+	"github.com/toposcope/toposcope/testenv/budget"
+	"github.com/toposcope/toposcope/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/releasebin"
+	"github.com/toposcope/toposcope/testenv/slurmtest"
 )
 
 // units are the systemd units the package installs.

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/internal/hostlist"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
-	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
+	"github.com/toposcope/toposcope/testenv/proctest"
+	"github.com/toposcope/toposcope/testenv/slurmtest"
 )
 
 // serviceAddr is where the packaged configuration and the Slurm trigger

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/budget"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
-	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/testenv/budget"
+	"github.com/toposcope/toposcope/testenv/proctest"
+	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // serveProc is a running `toposcope serve` process.

@@ -19,11 +19,11 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/registry"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/testenv/proctest"
 )
 
 func TestMain(m *testing.M) {

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/budget"
-	"github.com/toposcope/toposcope/internal/testenv/releasebin"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/testenv/budget"
+	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // TestLedgerSurvivesKill streams ledger writes to a real `toposcope

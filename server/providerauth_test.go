@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 )
 
 // TestProviderAuthFailure: a cloud that refuses the credentials gives the

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 )
 
 // mediumTree is the topology.conf Topograph writes for its medium model

@@ -18,10 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/toposcope/toposcope/internal/testenv/budget"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
-	"github.com/toposcope/toposcope/internal/testenv/releasebin"
+	"github.com/toposcope/toposcope/testenv/budget"
+	"github.com/toposcope/toposcope/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/proctest"
+	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // deadline bounds every wait of the failover test; the test polls.

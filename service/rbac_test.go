@@ -8,8 +8,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // TestServeRBAC runs the node watcher and the leader election with a

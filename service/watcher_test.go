@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // env is the package's apiserver, owned by TestMain.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/budget"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
-	"github.com/toposcope/toposcope/internal/testenv/releasebin"
+	"github.com/toposcope/toposcope/testenv/budget"
+	"github.com/toposcope/toposcope/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // TestDeadCodeElimination reads the linker's dependency dump of the

@@ -18,14 +18,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/budget"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
-	"github.com/toposcope/toposcope/internal/testenv/releasebin"
+	"github.com/toposcope/toposcope/testenv/budget"
+	"github.com/toposcope/toposcope/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/proctest"
+	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // TestImage builds the container images with `hack/image.sh` (buildah, no
-// registry) from the run's release binaries (internal/testenv/releasebin),
+// registry) from the run's release binaries (testenv/releasebin),
 // checks them with skopeo and by reading its layers (entrypoint,
 // non-root user, no shell, the CA bundle), then runs it with buildah's
 // chroot isolation and asks the service inside for /healthz, /v1/status

@@ -8,7 +8,7 @@ import (
 
 	"github.com/toposcope/toposcope/engines/k8slabels"
 	"github.com/toposcope/toposcope/engines/kube"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

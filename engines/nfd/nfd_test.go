@@ -18,8 +18,8 @@ import (
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/nfd"
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/schedtopo"
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // env is the package's apiserver, owned by TestMain, with the test CRDs.

@@ -16,9 +16,9 @@ import (
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/schedtopo"
 	"github.com/toposcope/toposcope/internal/config"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/keys"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

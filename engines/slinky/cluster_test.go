@@ -15,8 +15,8 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/slurm"
 	"github.com/toposcope/toposcope/internal/config"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

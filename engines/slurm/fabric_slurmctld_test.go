@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/infiniband"
+	"github.com/toposcope/toposcope/testenv/slurmtest"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/hostlist"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/sim"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
 	"github.com/toposcope/toposcope/topology"
 )
 

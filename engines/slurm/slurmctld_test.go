@@ -11,8 +11,8 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/hostlist"
-	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/testenv/slurmtest"
 	"github.com/toposcope/toposcope/topology"
 )
 

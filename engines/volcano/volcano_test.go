@@ -19,9 +19,9 @@ import (
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/volcano"
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/keys"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
 

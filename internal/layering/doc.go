@@ -3,5 +3,5 @@
 // keys, then topology, then the plugins (providers, engines, placement,
 // each with its kit), then the plugin registry type, then the service,
 // then the HTTP server, then the composition root and the commands. The
-// test harnesses under internal/testenv are imported by tests only.
+// test harnesses under testenv are imported by tests only.
 package layering

@@ -32,7 +32,7 @@ var rules = map[string]layer{
 	"internal/layering":   {0, "lib"},
 	"internal/progress":   {0, "lib"},
 	"internal/strictjson": {0, "lib"},
-	"internal/testenv":    {2, "testenv"},
+	"testenv":             {2, "testenv"},
 	"topology":            {1, "topology"},
 	"providers":           {2, "providers"},
 	"engines":             {2, "engines"},
@@ -45,6 +45,7 @@ var rules = map[string]layer{
 	"cmd":                 {7, "cmd"},
 	"charts":              {7, "cmd"},
 	"packaging":           {7, "cmd"},
+	"tools":               {7, "cmd"},
 }
 
 func layerOf(rel string) (layer, bool) {
@@ -126,7 +127,7 @@ func TestRules(t *testing.T) {
 		{"server", "service/store", true},
 		{"service/store", "server", false},
 		{"cmd/toposcope/cli", "internal/registry", true},
-		{"engines/slurm", "internal/testenv/slurmtest", false},
+		{"engines/slurm", "testenv/slurmtest", false},
 		{"topology", "internal/hostlist", true},
 		{"placement", "providers", false},
 	}

@@ -14,9 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/podsource"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // env is the package's apiserver, owned by TestMain.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/slurmsource"
+	"github.com/toposcope/toposcope/testenv/slurmtest"
 )
 
 // TestRecordsFromSlurm runs jobs on a real slurmctld with a slurmd per

@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/aws"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/aws"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 )
 
 // twoRegions are instances in us-east-1 and eu-west-1.

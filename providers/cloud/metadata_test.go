@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 )
 
 func TestIdentity(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/dra"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // env is the package's apiserver; ResourceSlices are built in

@@ -12,8 +12,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/testenv/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files and real-tool fixtures under testdata/")

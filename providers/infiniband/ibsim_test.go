@@ -10,9 +10,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/testenv/ibsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/infiniband/fabric"
+	"github.com/toposcope/toposcope/testenv/ibsim"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/nvlink"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // env is the package's apiserver, owned by TestMain.

@@ -13,11 +13,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/nvlink"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -16,14 +16,14 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/merge"
 	"github.com/toposcope/toposcope/providers/nvlink"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
+	"github.com/toposcope/toposcope/testenv/proctest"
 	"github.com/toposcope/toposcope/topology"
 )
 

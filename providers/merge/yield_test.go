@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/merge"
 	"github.com/toposcope/toposcope/providers/nvlink"
+	"github.com/toposcope/toposcope/testenv/proctest"
 )
 
 // dropCounts records providers.DropObserver calls.

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/nebius"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/nebius"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 )
 
 // key generates a service account key and its PKCS#8 PEM.

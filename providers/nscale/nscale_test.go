@@ -15,10 +15,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/nscale"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -16,8 +16,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/providers"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
 	"github.com/toposcope/toposcope/topology"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	goldenfile "github.com/toposcope/toposcope/internal/testenv/golden"
 	"github.com/toposcope/toposcope/providers"
+	goldenfile "github.com/toposcope/toposcope/testenv/golden"
 	"github.com/toposcope/toposcope/topology"
 )
 

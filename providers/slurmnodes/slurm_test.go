@@ -11,12 +11,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
-	"github.com/toposcope/toposcope/internal/testenv/slurmtest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/aws"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/providers/slurmnodes"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
+	"github.com/toposcope/toposcope/testenv/slurmtest"
 	"github.com/toposcope/toposcope/topology"
 )
 

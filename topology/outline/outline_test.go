@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/golden"
+	"github.com/toposcope/toposcope/testenv/golden"
 	"github.com/toposcope/toposcope/topology"
 	"github.com/toposcope/toposcope/topology/outline"
 )

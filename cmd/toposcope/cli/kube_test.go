@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // TestGenerateKubernetesLabels runs `toposcope generate --engine k8s-labels`

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 // kube is the real etcd + kube-apiserver of this test binary, started on

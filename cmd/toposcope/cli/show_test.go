@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
-	"github.com/toposcope/toposcope/internal/testenv/golden"
+	"github.com/toposcope/toposcope/testenv/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

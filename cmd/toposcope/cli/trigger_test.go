@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
-	"github.com/toposcope/toposcope/internal/testenv/proctest"
+	"github.com/toposcope/toposcope/testenv/proctest"
 )
 
 // TestTrigger runs the real service and asks it to discover with

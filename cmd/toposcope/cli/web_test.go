@@ -22,7 +22,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toposcope/toposcope/internal/testenv/browser"
+	"github.com/toposcope/toposcope/testenv/browser"
 )
 
 // TestWebView opens the web view of a real `toposcope serve` on a

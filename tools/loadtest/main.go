@@ -5,8 +5,8 @@
 // the server. It prints requests per second, latency percentiles, bytes
 // per response and, with -pid, the server's resident memory.
 //
-//	go run ./server/loadtest -url http://127.0.0.1:49321 -mode node -nodes 100000 -c 16 -d 20s -pid PID
-//	go run ./server/loadtest -url http://127.0.0.1:49321 -mode graph -c 2 -d 20s -pid PID
+//	go run ./tools/loadtest -url http://127.0.0.1:49321 -mode node -nodes 100000 -c 16 -d 20s -pid PID
+//	go run ./tools/loadtest -url http://127.0.0.1:49321 -mode graph -c 2 -d 20s -pid PID
 package main
 
 import (

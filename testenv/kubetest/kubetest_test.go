@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/toposcope/toposcope/internal/testenv/kubetest"
+	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
 var env = kubetest.NewEnv()
@@ -116,7 +116,7 @@ func TestCluster(t *testing.T) {
 	if s.Requests != 2 || s.Writes != 1 || s.ByVerb["list"] != 1 || s.ByVerb["patch"] != 1 || s.BytesSent == 0 || s.BytesReceived == 0 {
 		t.Errorf("stats = %+v", s)
 	}
-	if err := c.InstallCRDs(ctx, "../../../engines/schedtopo/testdata/crds/kai-topologies.yaml"); err != nil {
+	if err := c.InstallCRDs(ctx, "../../engines/schedtopo/testdata/crds/kai-topologies.yaml"); err != nil {
 		t.Fatal(err)
 	}
 	obj := []byte("apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: " + p + "}\nspec:\n  levels: [{nodeLabel: kubernetes.io/hostname}]\n")

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/testenv/cloudsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/aws"
 	"github.com/toposcope/toposcope/providers/gcp"
@@ -21,6 +20,7 @@ import (
 	"github.com/toposcope/toposcope/providers/nscale"
 	"github.com/toposcope/toposcope/providers/oci"
 	"github.com/toposcope/toposcope/providers/sim"
+	"github.com/toposcope/toposcope/testenv/cloudsim"
 )
 
 // emulated is one provider against its emulator.

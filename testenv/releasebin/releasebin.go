@@ -124,7 +124,7 @@ func Root(t testing.TB) string {
 	if !ok {
 		t.Fatal("releasebin: no caller information")
 	}
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	root := filepath.Join(filepath.Dir(file), "..", "..")
 	if _, err := os.Stat(filepath.Join(root, "Makefile")); err != nil {
 		t.Fatalf("releasebin: no Makefile at the repository root %s: %v", root, err)
 	}
