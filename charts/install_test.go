@@ -26,7 +26,7 @@ import (
 	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/testenv/helmtest"
@@ -179,7 +179,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	serveRC, serveKC := serviceAccountKubeconfig(ctx, t, c, ns, rel+"-toposcope", dir)
 	publishAs(ctx, t, cfg, serveKC, g)
-	reg := registry.Default()
+	reg := app.Registry()
 	for i := range cfg.Placement.Sources {
 		s := &cfg.Placement.Sources[i]
 		config.SetParam(&s.Params, "kubeconfig", serveKC)
@@ -297,7 +297,7 @@ func publishAs(ctx context.Context, t *testing.T, cfg *config.File, kubeconfig s
 	for i := range cfg.Engines {
 		e := &cfg.Engines[i]
 		config.SetParam(&e.Params, "kubeconfig", kubeconfig)
-		eng, err := registry.Default().NewEngine(e.Name, fmt.Sprintf("engines[%d]", i), &e.Params, engines.Deps{})
+		eng, err := app.Registry().NewEngine(e.Name, fmt.Sprintf("engines[%d]", i), &e.Params, engines.Deps{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func publishAs(ctx context.Context, t *testing.T, cfg *config.File, kubeconfig s
 // graph, deleted when the test ends.
 func discoverNodes(ctx context.Context, t *testing.T, c *kubetest.Cluster, provider config.Plugin) *topology.Graph {
 	t.Helper()
-	p, err := registry.Default().NewProvider(provider.Name, "provider", &provider.Params, providers.Deps{})
+	p, err := app.Registry().NewProvider(provider.Name, "provider", &provider.Params, providers.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package engines defines the contract of toposcope's outputs: the plugins
 // that turn a topology graph into what a scheduler reads. Each engine lives
-// in a sub-package; internal/registry lists them all.
+// in a sub-package; app lists them all.
 package engines
 
 import (

@@ -1,6 +1,6 @@
 // Package plugins is the Registry type: providers, engines and placement
 // ledger sources looked up by name and built from their parameters. It
-// knows the three plugin contracts and no plugin; internal/registry
+// knows the three plugin contracts and no plugin; app
 // holds the one list of what toposcope ships, and whatever builds a
 // plugin (the CLI, the service's discovery loop and its requests) is
 // given a Registry and builds through it.

@@ -1,5 +1,5 @@
 // Package providers defines the contract of toposcope's topology sources.
-// Each provider lives in a sub-package; internal/registry lists them all.
+// Each provider lives in a sub-package; app lists them all.
 package providers
 
 import (

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 )
 
 // TestAttackOperatorKeys sends, for every registered provider and engine,
@@ -25,7 +25,7 @@ func TestAttackOperatorKeys(t *testing.T) {
 	s := newStack(t, stackOpts{publish: true, engines: "[{name: slurm, params: {output: " + filepath.Join(dir, "topology.conf") + "}}]"})
 	value := fmt.Sprintf(`["/bin/sh","-c","touch %s"]`, canary)
 	attacks := 0
-	for _, f := range registry.Providers() {
+	for _, f := range app.Providers() {
 		for _, k := range f.Params.Keys {
 			if f.Params.Allows(k) {
 				continue
@@ -45,7 +45,7 @@ func TestAttackOperatorKeys(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range registry.Engines() {
+	for _, f := range app.Engines() {
 		for _, k := range f.Params.Keys {
 			if f.Params.Allows(k) {
 				continue

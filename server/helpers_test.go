@@ -18,7 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
@@ -126,7 +126,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		cfg.Server.MaxSnapshotReads = o.snapshotReads
 	}
 	s.metrics = prometheus.NewRegistry()
-	svc, err := service.New(context.Background(), cfg, service.Deps{Registry: registry.Default(), Logger: log, Metrics: s.metrics})
+	svc, err := service.New(context.Background(), cfg, service.Deps{Registry: app.Registry(), Logger: log, Metrics: s.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/topology"
@@ -51,7 +51,7 @@ func TestLoopHandsGuardToKubernetesEngines(t *testing.T) {
 		model(t, modelPath, 32)
 		eng := &guardedEngine{}
 		reg, err := plugins.New(plugins.Lists{
-			Providers: registry.Providers(),
+			Providers: app.Providers(),
 			Engines: []engines.Factory{{Name: "guarded", Summary: "test", New: func(*yaml.Node, string, engines.Deps) (engines.Engine, error) {
 				return eng, nil
 			}}},

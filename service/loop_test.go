@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
@@ -33,7 +33,7 @@ func newLoop(t *testing.T, f *fixture, modelPath, output string, cfg config.Disc
 	eng := config.Plugin{Name: "slurm"}
 	config.SetParam(&eng.Params, "output", output)
 	l, err := service.NewLoop(service.LoopDeps{
-		Registry: registry.Default(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
+		Registry: app.Registry(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
 		Provider: prov, Engines: []config.Plugin{eng}, Config: cfg, Retention: config.DefaultStore().Retention,
 	})
 	if err != nil {

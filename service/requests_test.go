@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
 )
@@ -42,7 +42,7 @@ func (f *fixture) requests(maxQueued int) *service.Requests {
 	srv := config.DefaultServer()
 	srv.MaxQueuedRequests = maxQueued
 	return service.NewRequests(service.RequestsDeps{
-		Registry: registry.Default(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
+		Registry: app.Registry(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
 		Server: srv, Retention: config.DefaultStore().Retention, Provider: config.Plugin{Name: "sim"},
 	})
 }

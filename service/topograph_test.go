@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/service"
 )
 
@@ -30,7 +30,7 @@ func operatorPlugin(t *testing.T, name, params string) config.Plugin {
 // and engines given (name: params in YAML).
 func compatRequests(t *testing.T, provider config.Plugin, engines ...config.Plugin) *service.Requests {
 	t.Helper()
-	return service.NewRequests(service.RequestsDeps{Registry: registry.Default(), Server: config.DefaultServer(),
+	return service.NewRequests(service.RequestsDeps{Registry: app.Registry(), Server: config.DefaultServer(),
 		Provider: provider, Engines: engines})
 }
 
@@ -215,7 +215,7 @@ func TestTopographCredentialToken(t *testing.T) {
 // that says what to use instead; none is an unknown name.
 func TestTopographNamesAllHandled(t *testing.T) {
 	t.Parallel()
-	reg := registry.Default()
+	reg := app.Registry()
 	provs := []string{"aws", "aws-sim", "gcp", "gcp-sim", "oci", "oci-imds", "oci-sim", "nebius", "nebius-sim", "nscale",
 		"nscale-sim", "lambdai", "lambdai-sim", "netq", "infiniband-bm", "infiniband-k8s", "dra", "dsx-sim", "test"}
 	for _, name := range provs {

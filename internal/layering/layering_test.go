@@ -41,7 +41,7 @@ var rules = map[string]layer{
 	"service":             {4, "service"},
 	"agent":               {4, "agent"},
 	"server":              {5, "server"},
-	"internal/registry":   {6, "root"},
+	"app":                 {6, "root"},
 	"cmd":                 {7, "cmd"},
 	"charts":              {7, "cmd"},
 	"packaging":           {7, "cmd"},
@@ -122,11 +122,11 @@ func TestRules(t *testing.T) {
 		{"engines/kube", "providers", false},
 		{"providers/k8slabels", "agent", false},
 		{"internal/kubeclient", "engines", false},
-		{"service", "internal/registry", false},
+		{"service", "app", false},
 		{"service", "plugins", true},
 		{"server", "service/store", true},
 		{"service/store", "server", false},
-		{"cmd/toposcope/cli", "internal/registry", true},
+		{"cmd/toposcope/cli", "app", true},
 		{"engines/slurm", "testenv/slurmtest", false},
 		{"topology", "internal/hostlist", true},
 		{"placement", "providers", false},
@@ -156,7 +156,7 @@ func TestAgentLinksNoCloudSDK(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, stderr.String())
 	}
 	banned := []string{"github.com/aws/", "cloud.google.com/", "google.golang.org/api/", "github.com/oracle/",
-		module + "/internal/registry", module + "/engines/", module + "/plugins", module + "/service"}
+		module + "/app", module + "/engines/", module + "/plugins", module + "/service"}
 	deps := strings.Fields(string(out))
 	for _, d := range deps {
 		for _, b := range banned {

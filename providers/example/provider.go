@@ -13,8 +13,8 @@
 //   - provider_test.go: a table of bad configurations and a golden file of
 //     a discovery under testdata/ (go test -update rewrites it).
 //
-// To ship a copy, add its NewFactory to internal/registry/registry.go:
-// the conformance test (internal/registry) then runs it through the
+// To ship a copy, add its NewFactory to app/registry.go:
+// the conformance test (app) then runs it through the
 // contract every provider meets. This template is run through that test
 // too, but is not in the shipped list.
 package example

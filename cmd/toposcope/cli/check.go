@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/sim"
 )
 
 // newCheckCmd returns `toposcope check`: validate a configuration file
@@ -31,8 +31,7 @@ func newCheckCmd(env *Env) *cobra.Command {
 				return err
 			}
 			if cfg.Provider.Name == "" { // as serve does
-				cfg.Provider = config.Plugin{Name: sim.Name}
-				config.SetParam(&cfg.Provider.Params, "model", sim.DefaultConfig().Model)
+				cfg.Provider = app.DefaultProvider()
 			}
 			if err := env.Registry.CheckPaths(cfg); err != nil {
 				return err

@@ -14,12 +14,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/cmd/toposcope/agentcmd"
 	"github.com/toposcope/toposcope/cmd/toposcope/buildinfo"
 	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/plugins"
 )
 
@@ -49,7 +49,7 @@ var ErrUncovered = errors.New("nodes not covered by the output")
 // Env is what the CLI reads from and writes to.
 type Env struct {
 	Stdout, Stderr io.Writer
-	// Registry lists the providers and engines; registry.Default() if nil.
+	// Registry lists the providers and engines; app.Registry() if nil.
 	Registry *plugins.Registry
 	// Geteuid returns the effective user ID; os.Geteuid if nil.
 	Geteuid func() int
@@ -59,7 +59,7 @@ type Env struct {
 // process exit code.
 func Main(ctx context.Context, args []string, env Env) int {
 	if env.Registry == nil {
-		env.Registry = registry.Default()
+		env.Registry = app.Registry()
 	}
 	if env.Geteuid == nil {
 		env.Geteuid = os.Geteuid

@@ -1,24 +1,17 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/providers/sim"
-	"github.com/toposcope/toposcope/server"
-	"github.com/toposcope/toposcope/service"
 )
 
 type serveOptions struct {
@@ -60,7 +53,7 @@ triggers, the store, tokens and TLS (see docs/service.md and docs/api.md).`,
 			if err := checkUser(env.Geteuid(), o.allowRoot); err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), env, cfg, log)
+			return app.Serve(cmd.Context(), cfg, app.ServeDeps{Registry: env.Registry, Logger: log, Stdout: env.Stdout, Version: Version()})
 		},
 	}
 	f := cmd.Flags()
@@ -84,8 +77,7 @@ func (o *serveOptions) config(cmd *cobra.Command) (*config.File, error) {
 		}
 	}
 	if cfg.Provider.Name == "" {
-		cfg.Provider = config.Plugin{Name: sim.Name}
-		config.SetParam(&cfg.Provider.Params, "model", sim.DefaultConfig().Model)
+		cfg.Provider = app.DefaultProvider()
 	}
 	changed := cmd.Flags().Changed
 	if changed("model") {
@@ -150,80 +142,6 @@ func defaultStorePath(file string) string {
 		dir = filepath.Join(home, ".local", "state")
 	}
 	return filepath.Join(dir, "toposcope", file)
-}
-
-// runServe builds the service and its HTTP front, serves until ctx
-// ends, and shuts down: HTTP first (in-flight requests finish), then
-// the background work is cancelled through its context, then the store
-// is closed.
-func runServe(ctx context.Context, env *Env, cfg *config.File, log *slog.Logger) (err error) {
-	gin.SetMode(gin.ReleaseMode)
-	if os.Getenv("GOGC") == "" {
-		// The heap is mostly the long-lived graph and requests make little
-		// garbage: a tighter GC goal keeps the resident memory near the
-		// graph's size at a small CPU cost (see docs/service.md).
-		debug.SetGCPercent(50)
-	}
-	tokens, err := server.LoadTokens(cfg.Server.Auth, os.Getenv)
-	if err != nil {
-		return err
-	}
-	svc, err := service.New(ctx, cfg, service.Deps{Registry: env.Registry, Logger: log, Stdout: env.Stdout, Version: Version()})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := svc.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	handler, err := server.New(server.Deps{Service: svc, Logger: log, Tokens: tokens})
-	if err != nil {
-		return err
-	}
-	ln, err := server.Listen(cfg.Server)
-	if err != nil {
-		return err
-	}
-	printWhere(env, cfg, ln.Addr(), svc.Loop, svc.Store.Path())
-	log.Info("serving", "addr", ln.Addr().String(), "tls", cfg.Server.TLS.Enabled(),
-		"mtls", cfg.Server.TLS.ClientCA != "", "auth", tokens != nil, "store", svc.Store.Path())
-	bgCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	wait, err := svc.Start(bgCtx, ln.Addr())
-	if err != nil {
-		_ = ln.Close()
-		return err
-	}
-	err = server.Serve(ctx, cfg.Server, server.NewHTTPServer(cfg.Server, handler, log), ln)
-	stop()
-	wait()
-	log.Info("stopped")
-	return err
-}
-
-// printWhere tells the user where to look.
-func printWhere(env *Env, cfg *config.File, addr net.Addr, loop *service.Loop, storePath string) {
-	scheme := "http"
-	if cfg.Server.TLS.Enabled() {
-		scheme = "https"
-	}
-	base := scheme + "://" + addr.String()
-	fmt.Fprintf(env.Stdout, "toposcope %s: listening on %s (provider %s; engines %v)\n", Version(), base, loop.ProviderName(), loop.EngineNames())
-	for _, l := range [][2]string{
-		{"web view", "/   (docs/web.md)"},
-		{"status", "/v1/status"},
-		{"graph", "/v1/graph   (Graphviz: /v1/graph?format=dot)"},
-		{"one node", "/v1/nodes/<name>"},
-		{"domains", "/v1/domains"},
-		{"slurm file", "/v1/render/slurm?plugin=topology/block&slurmVersion=24.11"},
-		{"snapshots", "/v1/snapshots   (diffs: /v1/diff)"},
-		{"API", "/openapi.json   (docs/api.md)"},
-		{"metrics", "/metrics"},
-	} {
-		fmt.Fprintf(env.Stdout, "  %-11s %s%s\n", l[0]+":", base, l[1])
-	}
-	fmt.Fprintf(env.Stdout, "  %-11s %s\n", "store:", storePath)
 }
 
 // ErrRoot is returned when serve would run as root without --allow-root.

@@ -1,4 +1,4 @@
-package registry_test
+package app_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 )
@@ -58,10 +58,10 @@ type spec struct {
 
 func allSpecs() []spec {
 	var out []spec
-	for _, f := range registry.Providers() {
+	for _, f := range app.Providers() {
 		out = append(out, spec{"provider", f.Name, f.Params})
 	}
-	for _, f := range registry.Engines() {
+	for _, f := range app.Engines() {
 		out = append(out, spec{"engine", f.Name, f.Params})
 	}
 	return out
@@ -73,7 +73,7 @@ func allSpecs() []spec {
 // config.ErrOperatorOnly naming the key, while the plugin is not built.
 func TestRequestKeys(t *testing.T) {
 	t.Parallel()
-	r := registry.Default()
+	r := app.Registry()
 	for _, s := range allSpecs() {
 		t.Run(s.kind+"/"+s.name, func(t *testing.T) {
 			t.Parallel()
@@ -157,7 +157,7 @@ func TestCapabilityKeysOperatorOnly(t *testing.T) {
 // file.
 func TestSimModelFromRequest(t *testing.T) {
 	t.Parallel()
-	r := registry.Default()
+	r := app.Registry()
 	if _, err := r.ProviderForRequest("sim", "provider", nil, params(t, "model: nvl72"), providers.Deps{}); err != nil {
 		t.Errorf("bundled model: %v", err)
 	}
@@ -170,12 +170,12 @@ func TestSimModelFromRequest(t *testing.T) {
 }
 
 // TestRequestKeysDoc keeps docs/request-keys.md equal to the registry's
-// specs (go test ./internal/registry/ -run RequestKeysDoc -update).
+// specs (go test ./app/ -run RequestKeysDoc -update).
 func TestRequestKeysDoc(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString("# Parameters a request may set\n\n")
-	b.WriteString("Generated from the registry by `go test ./internal/registry/ -run RequestKeysDoc -update`;\n")
+	b.WriteString("Generated from the registry by `go test ./app/ -run RequestKeysDoc -update`;\n")
 	b.WriteString("a test keeps it current. A REST request (`POST /v1/generate`, `GET /v1/render/{engine}`)\n")
 	b.WriteString("may set only the keys marked **request**: data such as node lists and rendering options.\n")
 	b.WriteString("Every other key is the operator's: it is read from the service's configuration file or the\n")
@@ -193,7 +193,7 @@ func TestRequestKeysDoc(t *testing.T) {
 			fmt.Fprintf(&b, "| %s `%s` | `%s` | %s | %s |\n", s.kind, s.name, k, who, s.params.Paths[k])
 		}
 	}
-	const path = "../../docs/request-keys.md"
+	const path = "../docs/request-keys.md"
 	if *update {
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
@@ -201,6 +201,6 @@ func TestRequestKeysDoc(t *testing.T) {
 	}
 	got, err := os.ReadFile(path)
 	if err != nil || string(got) != b.String() {
-		t.Fatalf("%s is not current (%v): run go test ./internal/registry/ -run RequestKeysDoc -update", path, err)
+		t.Fatalf("%s is not current (%v): run go test ./app/ -run RequestKeysDoc -update", path, err)
 	}
 }

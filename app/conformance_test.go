@@ -1,4 +1,4 @@
-package registry_test
+package app_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/internal/registry"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
@@ -39,7 +39,7 @@ func params(t *testing.T, doc string) *yaml.Node {
 // the same checks.
 func TestProviderContract(t *testing.T) {
 	t.Parallel()
-	for _, f := range append(registry.Providers(), example.NewFactory()) {
+	for _, f := range append(app.Providers(), example.NewFactory()) {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			if f.Summary == "" || f.Example == "" || f.New == nil {
@@ -95,7 +95,7 @@ func TestProviderContract(t *testing.T) {
 func TestEngineContract(t *testing.T) {
 	t.Parallel()
 	g := exampleGraph(t)
-	for _, f := range registry.Engines() {
+	for _, f := range app.Engines() {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			if f.Summary == "" || f.Example == "" || f.New == nil {
@@ -143,7 +143,7 @@ func TestEngineContract(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	r := registry.Default()
+	r := app.Registry()
 	if _, err := r.Provider("sim"); err != nil {
 		t.Error(err)
 	}
@@ -160,11 +160,11 @@ func TestRegistry(t *testing.T) {
 	if _, err := r.NewEngine("slurm", "engines[2]", params(t, "plugin: topology/nope"), engines.Deps{}); plugins.FieldOf(err) != "engines[2].params.plugin" {
 		t.Errorf("NewEngine(bad param) = %v, want an engines[2].params.plugin field error", err)
 	}
-	p := registry.Providers()
+	p := app.Providers()
 	if _, err := plugins.New(plugins.Lists{Providers: append(p, p[0])}); !errors.Is(err, plugins.ErrDuplicatePlugin) {
 		t.Errorf("duplicate provider: %v", err)
 	}
-	s := registry.LedgerSources()
+	s := app.LedgerSources()
 	if _, err := plugins.New(plugins.Lists{LedgerSources: append(s, s[0])}); !errors.Is(err, plugins.ErrDuplicatePlugin) {
 		t.Errorf("duplicate ledger source: %v", err)
 	}
@@ -176,7 +176,7 @@ func TestRegistry(t *testing.T) {
 // scheduler and stops on a cancelled context.
 func TestLedgerSourceConformance(t *testing.T) {
 	t.Parallel()
-	r := registry.Default()
+	r := app.Registry()
 	for _, f := range r.LedgerSources() {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
@@ -216,7 +216,7 @@ func TestLedgerSourceConformance(t *testing.T) {
 
 func exampleGraph(t *testing.T) *topology.Graph {
 	t.Helper()
-	f := registry.Providers()[0]
+	f := app.Providers()[0]
 	p, err := f.New(params(t, f.Example), "params", providers.Deps{}.WithDefaults())
 	if err != nil {
 		t.Fatal(err)

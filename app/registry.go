@@ -1,9 +1,11 @@
-// Package registry is the one place that lists every provider, engine and
-// placement ledger source toposcope ships: the composition root of the
-// plugins. Nothing registers itself: to add a plugin, add its factory to
-// Providers, Engines or LedgerSources below. The Registry type that looks
-// them up and builds them is package plugins.
-package registry
+// Package app is the composition root of toposcope: the one place that
+// lists every provider, engine and placement ledger source it ships
+// (Providers, Engines, LedgerSources), and the wiring of the service
+// behind its HTTP front (Serve). Nothing registers itself: to add a
+// plugin, add its factory to a list below. The Registry type that looks
+// plugins up and builds them is package plugins; the commands in
+// cmd/toposcope/cli parse flags and print, and reach plugins through here.
+package app
 
 import (
 	"github.com/toposcope/toposcope/engines"
@@ -82,8 +84,8 @@ func LedgerSources() []placement.SourceFactory {
 	return []placement.SourceFactory{podsource.NewFactory(), slurmsource.NewFactory()}
 }
 
-// Default returns the Registry of everything toposcope ships.
-func Default() *plugins.Registry {
+// Registry returns the Registry of everything toposcope ships.
+func Registry() *plugins.Registry {
 	r, err := plugins.New(plugins.Lists{Providers: Providers(), Engines: Engines(), LedgerSources: LedgerSources()})
 	if err != nil {
 		panic(err) // the lists above are fixed; the conformance test covers them
