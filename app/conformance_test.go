@@ -12,9 +12,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 )

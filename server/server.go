@@ -3,7 +3,7 @@
 // /v1/topology), synchronous queries on the current topology, snapshots
 // and diffs, /metrics, health checks and the OpenAPI document.
 //
-// Handlers are thin: they decode, call package discovery or the store,
+// Handlers are thin: they decode, call package service or the store,
 // and encode. HTTP statuses are chosen for errors only in statusOf.
 package server
 

@@ -8,10 +8,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/topology"

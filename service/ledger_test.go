@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/placement"
 )
 
@@ -48,7 +48,7 @@ placement:
 		t.Fatal(err)
 	}
 	store := placement.NewStore()
-	s, err := ledgerSyncer(app.Registry(), f.Placement, store, slog.New(slog.DiscardHandler))
+	s, err := ledgerSyncer(internalRegistry(t), f.Placement, store, time.Now, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ placement:
 	}
 
 	f.Placement.Sources[0].Name = "lsf"
-	if _, err := ledgerSyncer(app.Registry(), f.Placement, store, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "placement.sources[0]") {
+	if _, err := ledgerSyncer(internalRegistry(t), f.Placement, store, time.Now, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "placement.sources[0]") {
 		t.Fatalf("unknown source: err %v", err)
 	}
 	if _, err := config.Parse([]byte("placement:\n  syncInterval: 0s\n")); err == nil || !strings.Contains(err.Error(), "placement.syncInterval") {

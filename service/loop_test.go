@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/app"
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"

@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/app"
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
 )

@@ -68,7 +68,10 @@ type Service struct {
 }
 
 // New opens the store, builds every configured plugin and restores the
-// last state; nothing runs until Start. On error everything opened is
+// last state. The discovery loop, the watchers and the ledger sync run
+// only from Start; the one exception is the asynchronous requests that
+// were pending when the service last stopped, which New resumes at once
+// (Requests.Resume starts their work). On error everything opened is
 // closed again.
 func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err error) {
 	if deps.Registry == nil {
@@ -135,7 +138,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if s.Placement, err = placement.OpenStore(st); err != nil {
 		return nil, err
 	}
-	if s.syncer, err = ledgerSyncer(deps.Registry, cfg.Placement, s.Placement, deps.Logger); err != nil {
+	if s.syncer, err = ledgerSyncer(deps.Registry, cfg.Placement, s.Placement, deps.Now, deps.Logger); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -186,7 +189,7 @@ func (s *Service) Close() error {
 
 // ledgerSyncer builds the configured ledger sources through the
 // registry; nil when there are none.
-func ledgerSyncer(reg *plugins.Registry, cfg config.Placement, st *placement.Store, log *slog.Logger) (*placement.Syncer, error) {
+func ledgerSyncer(reg *plugins.Registry, cfg config.Placement, st *placement.Store, now func() time.Time, log *slog.Logger) (*placement.Syncer, error) {
 	if len(cfg.Sources) == 0 {
 		return nil, nil
 	}
@@ -199,7 +202,7 @@ func ledgerSyncer(reg *plugins.Registry, cfg config.Placement, st *placement.Sto
 		}
 		sources = append(sources, src)
 	}
-	return placement.NewSyncer(st, sources, cfg.SyncInterval, time.Now, log)
+	return placement.NewSyncer(st, sources, cfg.SyncInterval, now, log)
 }
 
 // registerBuildInfo exports toposcope_build_info{version,goversion} 1.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/app"
 )
 
 // TestLoopKeepsItsSlot: with every API request slot taken, the service's
@@ -20,7 +19,7 @@ func TestLoopKeepsItsSlot(t *testing.T) {
 	cfg.Store.Path = filepath.Join(t.TempDir(), "store.db")
 	cfg.Provider.Name = "sim"
 	cfg.Server.MaxConcurrentDiscoveries = 2
-	svc, err := New(context.Background(), cfg, Deps{Registry: app.Registry()})
+	svc, err := New(context.Background(), cfg, Deps{Registry: internalRegistry(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +51,7 @@ func TestNewKeepsFilesBelowRoots(t *testing.T) {
 	cfg.Provider.Name = "sim"
 	config.SetParam(&cfg.Provider.Params, "model", "/etc/passwd")
 	cfg.Paths.Read = []string{filepath.Join(dir, "models")}
-	_, err := New(context.Background(), cfg, Deps{Registry: app.Registry()})
+	_, err := New(context.Background(), cfg, Deps{Registry: internalRegistry(t)})
 	if !errors.Is(err, config.ErrOutsideRoots) || !strings.Contains(err.Error(), "provider.params.model") {
 		t.Fatalf("New = %v, want ErrOutsideRoots on provider.params.model", err)
 	}

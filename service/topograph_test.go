@@ -7,8 +7,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/app"
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/service"
 )
 

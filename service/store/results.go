@@ -42,7 +42,7 @@ type Result struct {
 	// Size is the length of the body.
 	Size int `json:"size,omitempty"`
 	// ErrKind classifies the error of a failed request (see
-	// discovery.ErrorKind); ErrField names the offending field, if any.
+	// service.KindOf); ErrField names the offending field, if any.
 	ErrKind    string `json:"errKind,omitempty"`
 	ErrMessage string `json:"errMessage,omitempty"`
 	ErrField   string `json:"errField,omitempty"`

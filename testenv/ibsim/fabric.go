@@ -24,18 +24,6 @@ const (
 	QDR Speed = 4
 )
 
-// Gbps4x returns the data rate of a 4x cable at speed s.
-func (s Speed) Gbps4x() uint32 {
-	switch s {
-	case DDR:
-		return 20
-	case QDR:
-		return 40
-	default:
-		return 10
-	}
-}
-
 // ibsim limits (sim.h): node IDs and descriptions are 64 bytes, lines 256.
 const (
 	maxIDLen   = 63

@@ -29,9 +29,6 @@ const (
 // MaxGenerateNodes is the largest model Generate writes.
 const MaxGenerateNodes = 1_000_000
 
-// Shapes lists the shapes Generate knows.
-func Shapes() []Shape { return []Shape{ShapeFatTree, ShapeNVL72} }
-
 // GenerateOptions say what model Generate writes. Zero fields take the
 // shape's defaults.
 type GenerateOptions struct {
