@@ -20,6 +20,7 @@ import (
 
 	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/providers"
 )
 
 const csv = "7C1C6F5C-1A2B-4C3D-8E9F-0123456789AB, 32766\n7c1c6f5c-1a2b-4c3d-8e9f-0123456789ab, 32766\n"
@@ -62,30 +63,30 @@ func TestGather(t *testing.T) {
 		name    string
 		g       agent.Gatherer
 		hcas    map[string]string
-		want    agent.Facts
+		want    providers.NodeFacts
 		wantErr bool
 	}{
 		{"everything", agent.Gatherer{Identifiers: []agent.Identifier{down, up}, NvidiaSMI: []string{"nvidia-smi"}, Run: runner(csv, nil)},
 			map[string]string{"mlx5_1": "e09d:7303:0000:0002", "mlx5_0": "e09d:7303:0000:0001", "bond0": ""},
-			agent.Facts{Node: "n1", InstanceID: "i-1", Region: "us-east-1", Zone: "us-east-1a", GPUs: 2,
+			providers.NodeFacts{Node: "n1", InstanceID: "i-1", Region: "us-east-1", Zone: "us-east-1a", GPUs: 2,
 				Clique: "7c1c6f5c-1a2b-4c3d-8e9f-0123456789ab.32766",
-				HCAs:   []agent.HCA{{Name: "bond0"}, {Name: "mlx5_0", NodeGUID: "e09d730300000001"}, {Name: "mlx5_1", NodeGUID: "e09d730300000002"}}}, false},
+				HCAs:   []providers.HCA{{Name: "bond0"}, {Name: "mlx5_0", NodeGUID: "e09d730300000001"}, {Name: "mlx5_1", NodeGUID: "e09d730300000002"}}}, false},
 		{"no metadata, no driver, no sysfs", agent.Gatherer{Identifiers: []agent.Identifier{down}, NvidiaSMI: []string{"nvidia-smi"}, Run: runner("", exec.ErrNotFound)},
-			nil, agent.Facts{Node: "n1"}, false},
+			nil, providers.NodeFacts{Node: "n1"}, false},
 		{"gpus without fabric", agent.Gatherer{NvidiaSMI: []string{"nvidia-smi"}, Run: runner("[N/A], [N/A]\n", nil)},
-			nil, agent.Facts{Node: "n1", GPUs: 1}, false},
+			nil, providers.NodeFacts{Node: "n1", GPUs: 1}, false},
 		{"garbled nvidia-smi", agent.Gatherer{NvidiaSMI: []string{"nvidia-smi"}, Run: runner("what, is, this\n", nil)},
-			nil, agent.Facts{}, true},
+			nil, providers.NodeFacts{}, true},
 		{"nvidia-smi fails", agent.Gatherer{NvidiaSMI: []string{"nvidia-smi"}, Run: runner("", errors.New("exit status 9"))},
-			nil, agent.Facts{}, true},
-		{"bad guid", agent.Gatherer{}, map[string]string{"mlx5_0": "zz"}, agent.Facts{}, true},
+			nil, providers.NodeFacts{}, true},
+		{"bad guid", agent.Gatherer{}, map[string]string{"mlx5_0": "zz"}, providers.NodeFacts{}, true},
 		{"fabric placement from the metadata service", agent.Gatherer{Identifiers: []agent.Identifier{up},
 			Placers: []agent.Placer{placerDown, placerUp}}, nil,
-			agent.Facts{Node: "n1", InstanceID: "i-1", Region: "us-east-1", Zone: "us-east-1a",
+			providers.NodeFacts{Node: "n1", InstanceID: "i-1", Region: "us-east-1", Zone: "us-east-1a",
 				Fabric: []string{"lb1", "nb1", "hpc1"}, FabricDomain: "gmf1"}, false},
 		{"no placement asked without an identity", agent.Gatherer{Identifiers: []agent.Identifier{down},
 			Placers: []agent.Placer{func(context.Context) (agent.Placement, error) { panic("asked") }}}, nil,
-			agent.Facts{Node: "n1"}, false},
+			providers.NodeFacts{Node: "n1"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,7 +120,7 @@ func TestAnnotate(t *testing.T) {
 	t.Parallel()
 	core := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1",
 		Annotations: map[string]string{keys.NVLinkRack: "old-rack", "other": "kept"}}})
-	f := agent.Facts{Node: "n1", InstanceID: "i-1", Clique: "u.1", HCAs: []agent.HCA{{Name: "mlx5_0", NodeGUID: "e09d730300000001"}}}
+	f := providers.NodeFacts{Node: "n1", InstanceID: "i-1", Clique: "u.1", HCAs: []providers.HCA{{Name: "mlx5_0", NodeGUID: "e09d730300000001"}}}
 	ctx := context.Background()
 	wrote, err := agent.Annotate(ctx, core, f)
 	if err != nil || !wrote {
@@ -141,7 +142,7 @@ func TestAnnotate(t *testing.T) {
 	if wrote, err := agent.Annotate(ctx, core, f); err != nil || wrote {
 		t.Errorf("second Annotate = %v, %v; want no write", wrote, err)
 	}
-	if _, err := agent.Annotate(ctx, core, agent.Facts{Node: "missing"}); !errors.Is(err, agent.ErrPublish) {
+	if _, err := agent.Annotate(ctx, core, providers.NodeFacts{Node: "missing"}); !errors.Is(err, agent.ErrPublish) {
 		t.Errorf("Annotate(missing node) = %v", err)
 	}
 }
@@ -161,14 +162,14 @@ func TestReport(t *testing.T) {
 	}))
 	defer srv.Close()
 	r := &agent.Reporter{Server: srv.URL + "/", Token: token, Client: srv.Client()}
-	if err := r.Report(context.Background(), agent.Facts{Node: "gpu1", Clique: "u.1"}); err != nil {
+	if err := r.Report(context.Background(), providers.NodeFacts{Node: "gpu1", Clique: "u.1"}); err != nil {
 		t.Fatal(err)
 	}
 	want := `PUT /v1/agents/gpu1 Bearer ` + token + ` {"node":"gpu1","clique":"u.1"}`
 	if !slices.Equal(got, []string{want}) {
 		t.Errorf("requests = %q, want %q", got, want)
 	}
-	err := r.Report(context.Background(), agent.Facts{Node: "denied"})
+	err := r.Report(context.Background(), providers.NodeFacts{Node: "denied"})
 	if !errors.Is(err, agent.ErrPublish) || !strings.Contains(err.Error(), "403") || strings.Contains(err.Error(), token) {
 		t.Errorf("Report(denied) = %v", err)
 	}

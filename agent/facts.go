@@ -22,13 +22,6 @@ import (
 // the agent cannot use (garbled nvidia-smi output, an unreadable sysfs).
 var ErrGather = errors.New("gather node facts")
 
-// Facts are what the agent learned on its node; the server keeps them as
-// they are (see providers.NodeFacts).
-type Facts = providers.NodeFacts
-
-// HCA is one local host channel adapter.
-type HCA = providers.HCA
-
 // Identity is an instance's identity from a metadata service.
 type Identity struct {
 	InstanceID, Region, Zone string
@@ -60,7 +53,7 @@ func ExecRunner(ctx context.Context, argv []string) ([]byte, error) {
 	return exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
 }
 
-// Gatherer collects Facts. Its fields are the sources; a nil source is
+// Gatherer collects providers.NodeFacts. Its fields are the sources; a nil source is
 // skipped.
 type Gatherer struct {
 	// Identifiers are tried in order; the first that answers wins.
@@ -84,12 +77,12 @@ type Gatherer struct {
 // Gather returns the facts of the named node. Sources that are absent (no
 // metadata service, no nvidia-smi, no HCAs) leave their facts empty;
 // sources that answer with garbage are an error wrapping ErrGather.
-func (g *Gatherer) Gather(ctx context.Context, node string) (Facts, error) {
+func (g *Gatherer) Gather(ctx context.Context, node string) (providers.NodeFacts, error) {
 	log := g.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	f := Facts{Node: node}
+	f := providers.NodeFacts{Node: node}
 	var errs []error
 	for i, id := range g.Identifiers {
 		in, err := id(ctx)
@@ -125,12 +118,12 @@ func (g *Gatherer) Gather(ctx context.Context, node string) (Facts, error) {
 		f.HCAs = hcas
 	}
 	if err := ctx.Err(); err != nil {
-		return Facts{}, fmt.Errorf("agent: %w", err)
+		return providers.NodeFacts{}, fmt.Errorf("agent: %w", err)
 	}
 	return f, errors.Join(errs...)
 }
 
-func (g *Gatherer) gpus(ctx context.Context, f *Facts) error {
+func (g *Gatherer) gpus(ctx context.Context, f *providers.NodeFacts) error {
 	run := g.Run
 	if run == nil {
 		run = ExecRunner

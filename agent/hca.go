@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/toposcope/toposcope/providers"
 )
 
 // DefaultSysfsDir is where Linux lists RDMA devices.
@@ -15,7 +17,7 @@ const DefaultSysfsDir = "/sys/class/infiniband"
 // ReadHCAs lists the adapters under dir (one folder per device, with a
 // node_guid file such as "e09d:7303:0000:0001"), sorted by name. A
 // missing dir means no HCAs.
-func ReadHCAs(dir string) ([]HCA, error) {
+func ReadHCAs(dir string) ([]providers.HCA, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -23,9 +25,9 @@ func ReadHCAs(dir string) ([]HCA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrGather, err)
 	}
-	var out []HCA
+	var out []providers.HCA
 	for _, e := range entries {
-		h := HCA{Name: e.Name()}
+		h := providers.HCA{Name: e.Name()}
 		raw, err := os.ReadFile(filepath.Join(dir, e.Name(), "node_guid"))
 		switch {
 		case errors.Is(err, os.ErrNotExist):

@@ -17,10 +17,11 @@ import (
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
+	"github.com/toposcope/toposcope/providers"
 )
 
 // ReportPath is the server's endpoint for agent reports; the node name
-// follows it: PUT /v1/agents/<node> with the Facts as JSON.
+// follows it: PUT /v1/agents/<node> with the providers.NodeFacts as JSON.
 const ReportPath = "/v1/agents/"
 
 // ErrPublish is wrapped when the facts cannot be written.
@@ -28,7 +29,7 @@ var ErrPublish = errors.New("publish node facts")
 
 // Annotations returns the managed annotations of f; an empty value means
 // "remove".
-func Annotations(f Facts) map[string]string {
+func Annotations(f providers.NodeFacts) map[string]string {
 	hcas := make([]string, 0, len(f.HCAs))
 	for _, h := range f.HCAs {
 		if h.NodeGUID == "" {
@@ -50,7 +51,7 @@ func Annotations(f Facts) map[string]string {
 // patch, removing managed annotations that no longer apply. It reads the
 // Node first and writes nothing when it is already up to date; it reports
 // whether it wrote. It needs get and patch on nodes.
-func Annotate(ctx context.Context, core kubernetes.Interface, f Facts) (bool, error) {
+func Annotate(ctx context.Context, core kubernetes.Interface, f providers.NodeFacts) (bool, error) {
 	n, err := core.CoreV1().Nodes().Get(ctx, f.Node, metav1.GetOptions{})
 	if err != nil {
 		return false, fmt.Errorf("%w: get node %s: %w", ErrPublish, f.Node, err)
@@ -80,7 +81,7 @@ func Annotate(ctx context.Context, core kubernetes.Interface, f Facts) (bool, er
 	return true, nil
 }
 
-// Reporter sends Facts to the toposcope server.
+// Reporter sends providers.NodeFacts to the toposcope server.
 type Reporter struct {
 	// Server is the server's base URL (https://toposcope:8443).
 	Server string
@@ -92,7 +93,7 @@ type Reporter struct {
 
 // Report PUTs f to <Server>/v1/agents/<node>. Any status but 2xx is an
 // error quoting the status and the start of the body.
-func (r *Reporter) Report(ctx context.Context, f Facts) error {
+func (r *Reporter) Report(ctx context.Context, f providers.NodeFacts) error {
 	body, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrPublish, err)

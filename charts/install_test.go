@@ -24,9 +24,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/toposcope/toposcope/agent"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/testenv/helmtest"
@@ -370,12 +370,12 @@ func checkAgent(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns, sa, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts := agent.Facts{Node: nodeA, InstanceID: "i-0a", Region: "us-east-1"}
+	facts := providers.NodeFacts{Node: nodeA, InstanceID: "i-0a", Region: "us-east-1"}
 	// The policy takes a moment to be enforced after it was created.
 	var wrote bool
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := agent.Annotate(ctx, core, agent.Facts{Node: nodeB, InstanceID: "i-0b"})
+		_, err := agent.Annotate(ctx, core, providers.NodeFacts{Node: nodeB, InstanceID: "i-0b"})
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			if !strings.Contains(err.Error(), "only the Node its pod runs on") {
 				t.Errorf("node B refused with an unclear message: %v", err)

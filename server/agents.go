@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toposcope/toposcope/agent"
+	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
@@ -30,7 +30,7 @@ const (
 	maxAgentsLimit     = 1000
 )
 
-// putAgent answers PUT /v1/agents/{node}: the body (agent.Facts, strict
+// putAgent answers PUT /v1/agents/{node}: the body (providers.NodeFacts, strict
 // JSON) replaces the node's report; older reports are pruned.
 func (h *handlers) putAgent(c *gin.Context) {
 	node := c.Param("node")
@@ -82,10 +82,10 @@ func (h *handlers) pruneAgents() {
 	}
 }
 
-// decodeFacts reads one JSON agent.Facts (strict JSON) and checks its
+// decodeFacts reads one JSON providers.NodeFacts (strict JSON) and checks its
 // values (agents.CheckFacts).
-func decodeFacts(body io.Reader) (agent.Facts, error) {
-	var f agent.Facts
+func decodeFacts(body io.Reader) (providers.NodeFacts, error) {
+	var f providers.NodeFacts
 	if body == nil || body == http.NoBody {
 		return f, badParam("body", "is required")
 	}

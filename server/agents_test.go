@@ -85,8 +85,8 @@ func TestAgentsEndToEnd(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 
-	facts := []agent.Facts{
-		{Node: "gb01", GPUs: 4, Clique: clique, Rack: "rack-a", HCAs: []agent.HCA{{Name: "mlx5_0", NodeGUID: "0c42a10300a1b2c3"}}},
+	facts := []providers.NodeFacts{
+		{Node: "gb01", GPUs: 4, Clique: clique, Rack: "rack-a", HCAs: []providers.HCA{{Name: "mlx5_0", NodeGUID: "0c42a10300a1b2c3"}}},
 		{Node: "gb02", GPUs: 4, Clique: clique, Rack: "rack-a"},
 		{Node: "pcie01", GPUs: 8},
 	}

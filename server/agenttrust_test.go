@@ -131,10 +131,10 @@ func TestAgentTokens(t *testing.T) {
 	srv := httptest.NewServer(s.handler)
 	defer srv.Close()
 	rep := &agent.Reporter{Server: srv.URL, Token: server.AgentToken([]byte(secret), "gb01")}
-	if err := rep.Report(context.Background(), agent.Facts{Node: "gb01", GPUs: 4, Clique: clique}); err != nil {
+	if err := rep.Report(context.Background(), providers.NodeFacts{Node: "gb01", GPUs: 4, Clique: clique}); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.Report(context.Background(), agent.Facts{Node: "gb02", GPUs: 4}); err == nil || strings.Contains(err.Error(), rep.Token) {
+	if err := rep.Report(context.Background(), providers.NodeFacts{Node: "gb02", GPUs: 4}); err == nil || strings.Contains(err.Error(), rep.Token) {
 		t.Fatalf("gb01's token reporting gb02 = %v, want a refusal that does not quote the token", err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
 	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/cloud"
 )
 
@@ -171,8 +172,8 @@ func (o *agentOptions) run(ctx context.Context, stdout io.Writer, log *slog.Logg
 }
 
 // publisher returns what to do with the facts.
-func (o *agentOptions) publisher(stdout io.Writer) (func(context.Context, agent.Facts) error, error) {
-	var steps []func(context.Context, agent.Facts) error
+func (o *agentOptions) publisher(stdout io.Writer) (func(context.Context, providers.NodeFacts) error, error) {
+	var steps []func(context.Context, providers.NodeFacts) error
 	if o.annotate {
 		cc := kubeclient.DefaultClientConfig()
 		cc.Kubeconfig = o.kubeconfig
@@ -180,7 +181,7 @@ func (o *agentOptions) publisher(stdout io.Writer) (func(context.Context, agent.
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
-		steps = append(steps, func(ctx context.Context, f agent.Facts) error {
+		steps = append(steps, func(ctx context.Context, f providers.NodeFacts) error {
 			_, err := agent.Annotate(ctx, clients.Core, f)
 			return err
 		})
@@ -197,13 +198,13 @@ func (o *agentOptions) publisher(stdout io.Writer) (func(context.Context, agent.
 		steps = append(steps, r.Report)
 	}
 	if len(steps) == 0 {
-		steps = append(steps, func(_ context.Context, f agent.Facts) error {
+		steps = append(steps, func(_ context.Context, f providers.NodeFacts) error {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(f)
 		})
 	}
-	return func(ctx context.Context, f agent.Facts) error {
+	return func(ctx context.Context, f providers.NodeFacts) error {
 		for _, s := range steps {
 			if err := s(ctx, f); err != nil {
 				return err
