@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
 
-	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/app"
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
