@@ -93,7 +93,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCompressRoundTrip -fuzztime 30s ./internal/hostlist/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./providers/infiniband/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./providers/nvlink/
-	$(GO) test -run '^$$' -fuzz FuzzParseGenerateRequest -fuzztime 30s ./service/
+	$(GO) test -run '^$$' -fuzz FuzzParseGenerateRequest -fuzztime 30s ./server/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/config/
 
 clean:

@@ -14,7 +14,7 @@ import (
 // generate is Topograph's POST /v1/generate: 202 with the request ID as
 // plain text (JSON when the client accepts only JSON).
 func (h *handlers) generate(c *gin.Context) {
-	req, err := service.DecodeGenerateRequest(c.Request.Body)
+	req, err := decodeGenerateRequest(c.Request.Body)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -47,7 +47,7 @@ func (h *handlers) topology(c *gin.Context) {
 // /v1/generate, answered as GET /v1/topology answers its request ID,
 // without submitting anything.
 func (h *handlers) lookup(c *gin.Context) {
-	req, err := service.DecodeGenerateRequest(c.Request.Body)
+	req, err := decodeGenerateRequest(c.Request.Body)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -323,7 +323,7 @@ func (r *Requests) Resume(ctx context.Context) error {
 			r.finish(&job{res: res}, nil, "", fmt.Errorf("credentials are never stored, so submit the request again: %w", ErrInterrupted))
 			continue
 		}
-		req, err := ParseGenerateRequest(res.Request)
+		req, err := RestoreGenerateRequest(res.Request)
 		if err == nil && req.ID() != res.ID {
 			err = fmt.Errorf("stored request %s hashes to %s: %w", res.ID, req.ID(), ErrInternal)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
 )
@@ -49,7 +50,7 @@ func (f *fixture) requests(maxQueued int) *service.Requests {
 
 func parse(t *testing.T, body string) *service.GenerateRequest {
 	t.Helper()
-	req, err := service.ParseGenerateRequest([]byte(body))
+	req, err := server.ParseGenerateRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

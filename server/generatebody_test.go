@@ -1,4 +1,4 @@
-package service_test
+package server_test
 
 import (
 	"encoding/json"
@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
 )
 
 func TestParseGenerateRequest(t *testing.T) {
 	t.Parallel()
 	base := `{"provider":{"name":"sim","params":{"model":"nvl72","x":{"b":1,"a":[1,2]}}},"engine":{"name":"slurm","params":{"plugin":"topology/block"}},"nodes":[{"region":"r2","instances":{"i-3":"n3"}},{"region":"r1","instances":{"i-2":"n2","i-1":"n1"}}]}`
-	req, err := service.ParseGenerateRequest([]byte(base))
+	req, err := server.ParseGenerateRequest([]byte(base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestParseGenerateRequest(t *testing.T) {
 		  "provider":{"creds":{"key":"secret"},"params":{"x":{"a":[1,2],"b":1},"model":"nvl72"},"name":"sim"}}`,
 	}
 	for _, s := range same {
-		other, err := service.ParseGenerateRequest([]byte(s))
+		other, err := server.ParseGenerateRequest([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +51,7 @@ func TestParseGenerateRequest(t *testing.T) {
 		strings.Replace(base, `"topology/block"`, `"topology/tree"`, 1),
 		strings.Replace(base, `"nvl72"`, `"mixed"`, 1),
 	} {
-		other, err := service.ParseGenerateRequest([]byte(s))
+		other, err := server.ParseGenerateRequest([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,8 +59,8 @@ func TestParseGenerateRequest(t *testing.T) {
 			t.Errorf("different requests share ID %s", req.ID())
 		}
 	}
-	empty, _ := service.ParseGenerateRequest([]byte(`{"provider":{"name":"sim","params":{}},"engine":{"name":"slurm","params":null}}`))
-	bare, _ := service.ParseGenerateRequest([]byte(`{"provider":{"name":"sim"},"engine":{"name":"slurm"}}`))
+	empty, _ := server.ParseGenerateRequest([]byte(`{"provider":{"name":"sim","params":{}},"engine":{"name":"slurm","params":null}}`))
+	bare, _ := server.ParseGenerateRequest([]byte(`{"provider":{"name":"sim"},"engine":{"name":"slurm"}}`))
 	if empty.ID() != bare.ID() {
 		t.Error("empty params and no params differ")
 	}
@@ -86,7 +87,7 @@ func TestParseGenerateRequestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.field+" "+tt.text, func(t *testing.T) {
 			t.Parallel()
-			_, err := service.ParseGenerateRequest([]byte(tt.body))
+			_, err := server.ParseGenerateRequest([]byte(tt.body))
 			var re *service.RequestError
 			if !errors.As(err, &re) || !errors.Is(err, service.ErrBadRequest) {
 				t.Fatalf("err = %v, want a RequestError", err)
@@ -100,7 +101,7 @@ func TestParseGenerateRequestErrors(t *testing.T) {
 
 func TestCredentialsAreRedacted(t *testing.T) {
 	t.Parallel()
-	req, err := service.ParseGenerateRequest([]byte(`{"provider":{"name":"sim","creds":{"password":"hunter2-hunter2"}}}`))
+	req, err := server.ParseGenerateRequest([]byte(`{"provider":{"name":"sim","creds":{"password":"hunter2-hunter2"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func FuzzParseGenerateRequest(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := service.ParseGenerateRequest(data)
+		req, err := server.ParseGenerateRequest(data)
 		if err != nil {
 			var re *service.RequestError
 			if !errors.As(err, &re) || re.Field == "" {
@@ -133,7 +134,7 @@ func FuzzParseGenerateRequest(f *testing.F) {
 			return
 		}
 		canon := req.Canonical()
-		again, err := service.ParseGenerateRequest(canon)
+		again, err := server.ParseGenerateRequest(canon)
 		if err != nil {
 			t.Fatalf("canonical form %s does not decode: %v", canon, err)
 		}
@@ -163,7 +164,7 @@ func TestCredentialsReachTheProvider(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req, err := service.ParseGenerateRequest([]byte(tt.body))
+			req, err := server.ParseGenerateRequest([]byte(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}
