@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
-	"time"
 
-	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/topology"
 	"github.com/toposcope/toposcope/topology/outline"
 )
@@ -22,9 +20,7 @@ const (
 )
 
 // derived is what the server computes from one graph and keeps while that
-// graph is current: its summary (views and DOT), its unoccupied placement
-// cluster (occupied by the ledger on each request instead of indexing
-// 100,000 nodes again) and its encoded documents (GET /v1/graph copies
+// graph is current: its summary (views and DOT) and its encoded documents (GET /v1/graph copies
 // bytes instead of encoding again). Each is made the first time it is
 // asked for.
 type derived struct {
@@ -32,10 +28,6 @@ type derived struct {
 
 	summaryOnce sync.Once
 	summary     *topology.Summary
-
-	clusterOnce sync.Once
-	cluster     *placement.Cluster
-	clusterErr  error
 
 	mu   sync.Mutex // guards docs
 	docs map[string][]byte
@@ -65,13 +57,6 @@ func (h *handlers) derivedOf(g *topology.Graph, current bool) *derived {
 func (d *derived) Summary() *topology.Summary {
 	d.summaryOnce.Do(func() { d.summary = topology.Summarize(d.graph) })
 	return d.summary
-}
-
-// Cluster returns the graph's unoccupied placement cluster; Occupy gives
-// it a ledger and an instant.
-func (d *derived) Cluster() (*placement.Cluster, error) {
-	d.clusterOnce.Do(func() { d.cluster, d.clusterErr = placement.NewCluster(d.graph, nil, time.Time{}) })
-	return d.cluster, d.clusterErr
 }
 
 // Document returns the graph's document variant, encoded once. The

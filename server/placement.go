@@ -21,56 +21,43 @@ type placementRequest struct {
 	Ranking placement.Ranking `json:"ranking,omitempty"`
 }
 
-// placementState builds the cluster and standings for the current
-// topology and the in-memory ledger.
+// placementState answers with the current topology occupied by the
+// ledger and the standings under cfg.
 func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ...string) (*placement.Cluster, *placement.Standings, bool) {
-	_, cl, view, ok := h.occupied(c, extra...)
+	o, ok := h.occupied(c, extra...)
 	if !ok {
 		return nil, nil, false
 	}
-	stand, err := placement.ComputeIndexed(view.Tree, view.Records, view.Index, h.Now(), cl.GPUs(), cfg)
+	stand, err := h.Placer.Standings(o, cfg)
 	if err != nil {
 		h.fail(c, err)
 		return nil, nil, false
 	}
-	return cl, stand, true
+	return o.Cluster, stand, true
 }
 
-// occupied builds the cluster of the current topology occupied by the
-// in-memory ledger, and returns the state whose graph it was built on
-// and the ledger view it was built from: a caller that also reads the
-// graph reads the same one, even when a discovery lands meanwhile.
-func (h *handlers) occupied(c *gin.Context, extra ...string) (*service.State, *placement.Cluster, placement.View, bool) {
-	st, ok := h.current(c)
-	if !ok {
-		return nil, nil, placement.View{}, false
-	}
-	view, err := h.Placement.View(extra...)
+// occupied answers with the current topology occupied by the ledger
+// (service.Placer), or writes the error.
+func (h *handlers) occupied(c *gin.Context, extra ...string) (service.Occupancy, bool) {
+	o, err := h.Placer.Occupied(extra...)
 	if err != nil {
 		h.fail(c, err)
-		return nil, nil, view, false
+		return o, false
 	}
-	now := h.Now()
-	base, err := h.derivedOf(st.Graph, true).Cluster()
-	if err != nil {
-		h.fail(c, err)
-		return nil, nil, view, false
-	}
-	cl, err := base.Occupy(view.Records, now)
-	if err != nil {
-		// A record stored before the topology changed (or before records
-		// were checked) must not take every answer down: answer with the
-		// others, and say which were ignored.
-		keep, bad := placement.UsableRecords(st.Graph, view.Records, now)
+	h.occupancyHeaders(c, o)
+	return o, true
+}
+
+// occupancyHeaders names the snapshot an occupancy was built on and says
+// how many ledger records it left out because they no longer fit the
+// topology (GET /v1/ledger/ignored lists them), logging the first few.
+func (h *handlers) occupancyHeaders(c *gin.Context, o service.Occupancy) {
+	c.Header("X-Toposcope-Snapshot", strconv.FormatUint(o.State.Snapshot.ID, 10))
+	if bad := o.Ignored; len(bad) > 0 {
 		h.log.Warn("ledger records ignored: they do not fit the current topology (GET /v1/ledger/ignored lists them)",
-			"count", len(bad), "first", clip(strings.Join(bad[:min(len(bad), 3)], ","), 200), "err", clip(err.Error(), 200))
+			"count", len(bad), "first", clip(strings.Join(bad[:min(len(bad), 3)], ","), 200), "err", clip(o.OccupyErr.Error(), 200))
 		c.Header(ignoredHeader, strconv.Itoa(len(bad)))
-		if cl, err = base.Occupy(keep, now); err != nil {
-			h.fail(c, err)
-			return nil, nil, view, false
-		}
 	}
-	return st, cl, view, true
 }
 
 // ignoredHeader counts the ledger records an answer left out because
@@ -139,14 +126,10 @@ func (h *handlers) placements(c *gin.Context) {
 	if req.Ranking != "" {
 		cfg.Ranking = req.Ranking
 	}
-	// Without budgets, the account asking gets an equal share like every
-	// account of the ledger (as `toposcope place` gives it); with budgets,
-	// an account outside them is unknown.
-	cl, st, ok := h.placementState(c, cfg, req.Account)
-	if !ok {
-		return
+	res, o, err := h.Placer.Place(req.Request, cfg)
+	if o.State != nil {
+		h.occupancyHeaders(c, o)
 	}
-	res, err := placement.Place(cl, st, req.Request, cfg)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -53,6 +53,7 @@ type parts struct {
 	Requests       *service.Requests
 	Metrics        *prometheus.Registry
 	Placement      *placement.Store
+	Placer         *service.Placer
 	Config         config.Server
 	Now            func() time.Time
 	AgentRetention store.AgentRetention
@@ -93,7 +94,7 @@ func New(d Deps) (*gin.Engine, error) {
 	}
 	h := &handlers{parts: parts{
 		Registry: svc.Registry, Store: svc.Store, Loop: svc.Loop, Requests: svc.Requests, Metrics: svc.Metrics,
-		Placement: svc.Placement, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
+		Placement: svc.Placement, Placer: svc.Placer, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
 	}, log: d.Logger.With("component", "http"), tokens: d.Tokens}
 	h.snapReads = newReadSlots(max(h.Config.MaxSnapshotReads, 1))
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{

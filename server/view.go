@@ -63,10 +63,11 @@ type treeJSON struct {
 // aggregated, with the occupancy from the placement ledger, so that a
 // view of 100,000 nodes loads one switch at a time.
 func (h *handlers) tree(c *gin.Context) {
-	st, cl, _, ok := h.occupied(c)
+	o, ok := h.occupied(c)
 	if !ok {
 		return
 	}
+	st, cl := o.State, o.Cluster
 	g := st.Graph
 	sum := h.derivedOf(g, true).Summary()
 	cfg := placement.DefaultConfig()
@@ -136,10 +137,11 @@ type heatCell struct {
 // under it, in fabric order (a depth-first walk from the roots), with the
 // occupancy of its GPUs from the placement ledger.
 func (h *handlers) heatmap(c *gin.Context) {
-	st, cl, view, ok := h.occupied(c)
+	o, ok := h.occupied(c)
 	if !ok {
 		return
 	}
+	st, cl, view := o.State, o.Cluster, o.View
 	g := st.Graph
 	occ := cl.SwitchOccupancy(placement.DefaultConfig())
 	cells := []heatCell{}
@@ -157,7 +159,7 @@ func (h *handlers) heatmap(c *gin.Context) {
 		walk(r)
 	}
 	c.JSON(http.StatusOK, gin.H{
-		"snapshot": st.Snapshot.ID, "now": h.Now().UTC(), "records": len(view.Records),
+		"snapshot": st.Snapshot.ID, "now": o.At.UTC(), "records": len(view.Records),
 		"gpus": cl.GPUs(), "free": cl.FreeGPUs(), "leaves": cells,
 	})
 }

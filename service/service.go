@@ -60,6 +60,9 @@ type Service struct {
 	Requests *Requests
 	// Placement holds the budgets and the ledger, persisted in Store.
 	Placement *placement.Store
+	// Placer answers placement questions on the current topology and the
+	// ledger: occupancy, standings, ranked placements.
+	Placer *Placer
 	// Metrics is the registry of every metric the service exports.
 	Metrics *prometheus.Registry
 
@@ -138,6 +141,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if s.Placement, err = placement.OpenStore(st); err != nil {
 		return nil, err
 	}
+	s.Placer = newPlacer(s.Loop, s.Placement, deps.Now)
 	if s.syncer, err = ledgerSyncer(deps.Registry, cfg.Placement, s.Placement, deps.Now, deps.Logger); err != nil {
 		return nil, err
 	}
