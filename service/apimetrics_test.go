@@ -12,7 +12,7 @@ import (
 func TestProviderAPIMetrics(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := newMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

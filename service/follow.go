@@ -35,8 +35,8 @@ type Follower struct {
 	log   *slog.Logger
 }
 
-// NewFollower returns a Follower; log may be nil.
-func NewFollower(cfg FollowerConfig, adopt func(*topology.Graph) (bool, error), log *slog.Logger) *Follower {
+// newFollower returns a Follower; log may be nil.
+func newFollower(cfg FollowerConfig, adopt func(*topology.Graph) (bool, error), log *slog.Logger) *Follower {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 2 * time.Minute}
 	}

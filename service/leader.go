@@ -38,8 +38,8 @@ type Elector struct {
 	log  *slog.Logger
 }
 
-// NewElector returns an Elector; log may be nil.
-func NewElector(core kubernetes.Interface, cfg ElectorConfig, log *slog.Logger) (*Elector, error) {
+// newElector returns an Elector; log may be nil.
+func newElector(core kubernetes.Interface, cfg ElectorConfig, log *slog.Logger) (*Elector, error) {
 	if cfg.Identity == "" || cfg.Namespace == "" || cfg.Name == "" {
 		return nil, errors.New("leader election: namespace, name and identity are required")
 	}

@@ -12,8 +12,8 @@ type Limiter struct {
 	slots chan struct{}
 }
 
-// NewLimiter allows n discoveries at once (at least one).
-func NewLimiter(n int) *Limiter {
+// newLimiter allows n discoveries at once (at least one).
+func newLimiter(n int) *Limiter {
 	return &Limiter{slots: make(chan struct{}, max(n, 1))}
 }
 

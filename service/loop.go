@@ -74,7 +74,7 @@ type LoopDeps struct {
 	KubeGuard *kube.ShrinkGuard
 }
 
-// Loop keeps the current topology up to date. Build it with NewLoop,
+// Loop keeps the current topology up to date. Build it with newLoop,
 // call Load, then Run.
 type Loop struct {
 	deps    LoopDeps
@@ -92,9 +92,9 @@ type namedEngine struct {
 	eng  engines.Engine
 }
 
-// NewLoop validates the configured plugins (building the provider once
+// newLoop validates the configured plugins (building the provider once
 // to check its parameters) and returns the loop.
-func NewLoop(deps LoopDeps) (*Loop, error) {
+func newLoop(deps LoopDeps) (*Loop, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -28,8 +28,8 @@ type Metrics struct {
 	api               providerAPIMetrics
 }
 
-// NewMetrics creates the metrics and registers them on reg.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// newMetrics creates the metrics and registers them on reg.
+func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	buckets := prometheus.ExponentialBuckets(0.005, 3, 10) // 5ms .. ~98s
 	m := &Metrics{
 		discoveryDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -67,8 +67,8 @@ type Requests struct {
 	closed   bool
 }
 
-// NewRequests returns a request runner.
-func NewRequests(deps RequestsDeps) *Requests {
+// newRequests returns a request runner.
+func newRequests(deps RequestsDeps) *Requests {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -36,7 +36,7 @@ func kubernetesRoles(cfg *config.File, addr net.Addr, loop *Loop, log *slog.Logg
 		return nil, nil, err
 	}
 	if kc.WatchNodes {
-		w := NewNodeWatcher(clients.Core, NodeWatcherConfig{
+		w := newNodeWatcher(clients.Core, NodeWatcherConfig{
 			Keys: kc.WatchKeys, Debounce: kc.Debounce, Selector: kc.NodeSelector,
 		},
 			func(reason string) {
@@ -74,8 +74,8 @@ func kubernetesRoles(cfg *config.File, addr net.Addr, loop *Loop, log *slog.Logg
 	if err != nil {
 		return nil, nil, &config.FieldError{Field: "kubernetes.leaderElection.peerCAFile", Err: err}
 	}
-	follower := NewFollower(FollowerConfig{Interval: le.FollowInterval, Token: token, Client: hc}, loop.Adopt, log)
-	elector, err := NewElector(clients.Core, ElectorConfig{
+	follower := newFollower(FollowerConfig{Interval: le.FollowInterval, Token: token, Client: hc}, loop.Adopt, log)
+	elector, err := newElector(clients.Core, ElectorConfig{
 		Namespace: le.Namespace, Name: le.Name, Identity: identity,
 		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
 	}, log)

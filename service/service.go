@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 			err = errors.Join(err, s.Close())
 		}
 	}()
-	metrics, err := NewMetrics(deps.Metrics)
+	metrics, err := newMetrics(deps.Metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +120,8 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	}
 	// The loop keeps a slot of its own: queued API requests never delay
 	// the service's own discovery.
-	s.Loop, err = NewLoop(LoopDeps{
-		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: NewLimiter(1), Now: deps.Now,
+	s.Loop, err = newLoop(LoopDeps{
+		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: newLimiter(1), Now: deps.Now,
 		Provider: cfg.Provider, Engines: cfg.Engines, Config: cfg.Discovery, Retention: cfg.Store.Retention,
 		Stdout: deps.Stdout, KubeGuard: kube.NewShrinkGuard(cfg.Discovery.ShrinkGuard),
 	})
@@ -131,9 +131,9 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err := s.Loop.Load(); err != nil {
 		return nil, err
 	}
-	s.Requests = NewRequests(RequestsDeps{
+	s.Requests = newRequests(RequestsDeps{
 		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Now: deps.Now,
-		Limiter: NewLimiter(cfg.Server.MaxConcurrentDiscoveries), Server: cfg.Server, Guard: s.Loop, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
+		Limiter: newLimiter(cfg.Server.MaxConcurrentDiscoveries), Server: cfg.Server, Guard: s.Loop, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
 	})
 	if err := s.Requests.Resume(ctx); err != nil {
 		deps.Logger.Warn("some pending requests could not be resumed", "err", err)

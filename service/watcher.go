@@ -43,9 +43,9 @@ type NodeWatcher struct {
 	synced  chan struct{}
 }
 
-// NewNodeWatcher returns a watcher that calls trigger with a short reason
+// newNodeWatcher returns a watcher that calls trigger with a short reason
 // ("node gpu001 added"). log may be nil.
-func NewNodeWatcher(core kubernetes.Interface, cfg NodeWatcherConfig, trigger func(reason string), log *slog.Logger) *NodeWatcher {
+func newNodeWatcher(core kubernetes.Interface, cfg NodeWatcherConfig, trigger func(reason string), log *slog.Logger) *NodeWatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
