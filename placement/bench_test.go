@@ -54,7 +54,7 @@ func BenchmarkRank1024on100k(b *testing.B) {
 // as the service does: a view of its store, then the standings.
 func BenchmarkStandings10kAccounts1M(b *testing.B) {
 	bud, recs := standingsFixture(b)
-	st := NewStore()
+	st := NewBooks()
 	if err := st.SetBudgets(bud); err != nil {
 		b.Fatal(err)
 	}

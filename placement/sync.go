@@ -34,7 +34,7 @@ type SourceDeps struct {
 
 // Syncer reads ledger sources into a store at an interval.
 type Syncer struct {
-	store    *Store
+	store    *Books
 	sources  []Source
 	interval time.Duration
 	now      func() time.Time
@@ -43,7 +43,7 @@ type Syncer struct {
 
 // NewSyncer returns a syncer of sources into store every interval; now
 // is the clock.
-func NewSyncer(store *Store, sources []Source, interval time.Duration, now func() time.Time, log *slog.Logger) (*Syncer, error) {
+func NewSyncer(store *Books, sources []Source, interval time.Duration, now func() time.Time, log *slog.Logger) (*Syncer, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("%w: sync interval must be positive, got %v", ErrInvalid, interval)
 	}

@@ -82,7 +82,7 @@ store: {path: %s}
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ps, err := placement.OpenStore(st)
+	ps, err := placement.OpenBooks(st)
 	if err != nil {
 		t.Fatal(err)
 	}

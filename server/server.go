@@ -52,7 +52,7 @@ type parts struct {
 	Loop           *service.Loop
 	Requests       *service.Requests
 	Metrics        *prometheus.Registry
-	Placement      *placement.Store
+	Placement      *placement.Books
 	Placer         *service.Placer
 	Config         config.Server
 	Now            func() time.Time

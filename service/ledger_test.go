@@ -47,7 +47,7 @@ placement:
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := placement.NewStore()
+	store := placement.NewBooks()
 	s, err := ledgerSyncer(internalRegistry(t), f.Placement, store, time.Now, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // again. Safe for concurrent use.
 type Placer struct {
 	loop   *Loop
-	ledger *placement.Store
+	ledger *placement.Books
 	now    func() time.Time
 	base   atomic.Pointer[baseCluster]
 }
@@ -47,7 +47,7 @@ type Occupancy struct {
 	OccupyErr error
 }
 
-func newPlacer(loop *Loop, ledger *placement.Store, now func() time.Time) *Placer {
+func newPlacer(loop *Loop, ledger *placement.Books, now func() time.Time) *Placer {
 	return &Placer{loop: loop, ledger: ledger, now: now}
 }
 

@@ -59,7 +59,7 @@ type Service struct {
 	// Requests runs the asynchronous generate requests.
 	Requests *Requests
 	// Placement holds the budgets and the ledger, persisted in Store.
-	Placement *placement.Store
+	Placement *placement.Books
 	// Placer answers placement questions on the current topology and the
 	// ledger: occupancy, standings, ranked placements.
 	Placer *Placer
@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err := s.Requests.Resume(ctx); err != nil {
 		deps.Logger.Warn("some pending requests could not be resumed", "err", err)
 	}
-	if s.Placement, err = placement.OpenStore(st); err != nil {
+	if s.Placement, err = placement.OpenBooks(st); err != nil {
 		return nil, err
 	}
 	s.Placer = newPlacer(s.Loop, s.Placement, deps.Now)
@@ -193,7 +193,7 @@ func (s *Service) Close() error {
 
 // ledgerSyncer builds the configured ledger sources through the
 // registry; nil when there are none.
-func ledgerSyncer(reg *plugins.Registry, cfg config.Placement, st *placement.Store, now func() time.Time, log *slog.Logger) (*placement.Syncer, error) {
+func ledgerSyncer(reg *plugins.Registry, cfg config.Placement, st *placement.Books, now func() time.Time, log *slog.Logger) (*placement.Syncer, error) {
 	if len(cfg.Sources) == 0 {
 		return nil, nil
 	}

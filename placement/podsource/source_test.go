@@ -167,7 +167,7 @@ func TestRecordsFromAPIServer(t *testing.T) {
 		}
 	}
 
-	store := placement.NewStore()
+	store := placement.NewBooks()
 	now := t0
 	syncer, err := placement.NewSyncer(store, []placement.Source{src}, time.Minute, func() time.Time { return now }, nil)
 	if err != nil {

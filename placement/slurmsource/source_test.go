@@ -90,7 +90,7 @@ func TestRecordsFromSlurm(t *testing.T) {
 		t.Errorf("the running jobs are not on three distinct nodes: %v and %v", p.Nodes, w.Nodes)
 	}
 
-	store := placement.NewStore()
+	store := placement.NewBooks()
 	syncer, err := placement.NewSyncer(store, []placement.Source{src}, time.Minute, time.Now, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,12 +10,12 @@ import (
 )
 
 // TestPlacementSurvivesRestart writes budgets and ledger records through
-// placement.OpenStore, reopens the store file, and reads them back.
+// placement.OpenBooks, reopens the store file, and reads them back.
 func TestPlacementSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
 	s := open(t, path)
-	ps, err := placement.OpenStore(s)
+	ps, err := placement.OpenBooks(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
-	again, err := placement.OpenStore(s)
+	again, err := placement.OpenBooks(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestPlacementDeleteSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
 	s := open(t, path)
-	ps, err := placement.OpenStore(s)
+	ps, err := placement.OpenBooks(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestPlacementDeleteSurvivesRestart(t *testing.T) {
 	}
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
-	again, err := placement.OpenStore(s)
+	again, err := placement.OpenBooks(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// Store holds the service's budgets and ledger in memory and, with a
+// Books hold the service's budgets and ledger in memory and, with a
 // Persister, writes every change through before it takes effect. The
 // ledger has two parts: stored records (REST ingest, and work a source
 // has seen finish), kept for good, and each source's live records
 // (running work), replaced at every sync. It is safe for concurrent use.
-type Store struct {
+type Books struct {
 	mu      sync.RWMutex
 	budgets *Budgets // nil: equal shares for every account seen
 	stored  bag
@@ -46,15 +46,15 @@ type Persister interface {
 	DeletePlacementRecords(workloads []string) (int, error)
 }
 
-// NewStore returns an empty store kept in memory only: equal shares, no
+// NewBooks returns empty books kept in memory only: equal shares, no
 // records.
-func NewStore() *Store {
-	return &Store{live: map[string][]Record{}, synced: map[string]map[string]bool{}, ids: map[string]int32{}}
+func NewBooks() *Books {
+	return &Books{live: map[string][]Record{}, synced: map[string]map[string]bool{}, ids: map[string]int32{}}
 }
 
-// OpenStore returns a store holding what p kept, writing every change
+// OpenBooks returns books holding what p kept, writing every change
 // to p.
-func OpenStore(p Persister) (*Store, error) {
+func OpenBooks(p Persister) (*Books, error) {
 	b, recs, err := p.LoadPlacement()
 	if err != nil {
 		return nil, fmt.Errorf("load budgets and ledger: %w", err)
@@ -62,7 +62,7 @@ func OpenStore(p Persister) (*Store, error) {
 	if b != nil {
 		defaultShares(b.Accounts)
 	}
-	s := NewStore()
+	s := NewBooks()
 	s.budgets = b
 	s.add(recs)
 	s.persist = p
@@ -70,7 +70,7 @@ func OpenStore(p Persister) (*Store, error) {
 }
 
 // SetBudgets validates and replaces the budgets.
-func (s *Store) SetBudgets(b *Budgets) error {
+func (s *Books) SetBudgets(b *Budgets) error {
 	if err := b.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -87,7 +87,7 @@ func (s *Store) SetBudgets(b *Budgets) error {
 }
 
 // Append validates and adds records; it adds none if one is invalid.
-func (s *Store) Append(recs []Record) error {
+func (s *Books) Append(recs []Record) error {
 	l := Ledger{Records: recs}
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -97,7 +97,7 @@ func (s *Store) Append(recs []Record) error {
 	return s.appendLocked(recs)
 }
 
-func (s *Store) appendLocked(recs []Record) error {
+func (s *Books) appendLocked(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -111,7 +111,7 @@ func (s *Store) appendLocked(recs []Record) error {
 }
 
 // add puts recs into the stored part (and so into all).
-func (s *Store) add(recs []Record) {
+func (s *Books) add(recs []Record) {
 	from := len(s.stored.recs)
 	for i := range recs {
 		s.stored.recs = append(s.stored.recs, recs[i])
@@ -131,7 +131,7 @@ func (s *Store) add(recs []Record) {
 	s.all.acct = append(s.all.acct, s.stored.acct[from:]...)
 }
 
-func (s *Store) intern(name string) int32 {
+func (s *Books) intern(name string) int32 {
 	id, ok := s.ids[name]
 	if !ok {
 		id = int32(len(s.names))
@@ -147,7 +147,7 @@ func (s *Store) intern(name string) int32 {
 // that is no longer reported is stored as ended at now. Records are validated first; on error nothing changes. Each
 // record's Source is set to source, and its Workload must identify it
 // within the source.
-func (s *Store) Sync(source string, recs []Record, now time.Time) error {
+func (s *Books) Sync(source string, recs []Record, now time.Time) error {
 	if source == "" {
 		return fmt.Errorf("%w: sync: source name is empty", ErrInvalid)
 	}
@@ -208,7 +208,7 @@ var ErrNoRecord = errors.New("no such ledger record")
 // Delete removes the stored records of workload (REST ingest, and work a
 // source reported finished), from the persister first. Live records of a
 // source are the source's: they go when it stops reporting them.
-func (s *Store) Delete(workload string) (int, error) {
+func (s *Books) Delete(workload string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := bag{recs: make([]Record, 0, len(s.stored.recs)), acct: make([]int32, 0, len(s.stored.acct))}
@@ -237,7 +237,7 @@ func (s *Store) Delete(workload string) (int, error) {
 
 // rebuild makes all = stored + live in new arrays, so that views taken
 // before keep theirs.
-func (s *Store) rebuild() {
+func (s *Books) rebuild() {
 	if len(s.live) == 0 {
 		s.all = s.stored
 		return
@@ -270,7 +270,7 @@ type View struct {
 
 // View returns the tree (equal shares over the recorded accounts and
 // extra when no budgets are set) and the records with their indexes.
-func (s *Store) View(extra ...string) (View, error) {
+func (s *Books) View(extra ...string) (View, error) {
 	s.mu.RLock()
 	n := len(s.all.recs)
 	recs, acct := s.all.recs[:n:n], s.all.acct[:n:n]

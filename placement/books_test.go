@@ -13,7 +13,7 @@ import (
 // at the sync, and an invalid answer changes nothing.
 func TestStoreSync(t *testing.T) {
 	t.Parallel()
-	s := NewStore()
+	s := NewBooks()
 	if err := s.Append([]Record{{Account: "a", Workload: "rest", GPUs: 1, Start: t0.Add(-time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestStoreSync(t *testing.T) {
 // get -1, and without budgets the extra names join the equal tree.
 func TestViewIndexFollowsBudgets(t *testing.T) {
 	t.Parallel()
-	s := NewStore()
+	s := NewBooks()
 	if err := s.Append([]Record{{Account: "a", GPUs: 1, Start: t0}, {Account: "x", GPUs: 1, Start: t0}}); err != nil {
 		t.Fatal(err)
 	}
