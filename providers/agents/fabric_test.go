@@ -12,6 +12,7 @@ import (
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/infiniband"
+	"github.com/toposcope/toposcope/providers/infiniband/fabric"
 )
 
 // TestFabricFromReports: agents on a simulated fabric (two leaves of
@@ -103,5 +104,69 @@ func TestFabricFromReports(t *testing.T) {
 	}
 	if _, err := p.Discover(ctx, providers.Request{}); !errors.Is(err, agents.ErrBadReport) || !strings.Contains(err.Error(), "k8s-node-1") {
 		t.Errorf("Discover with a garbled output = %v, want ErrBadReport naming k8s-node-1", err)
+	}
+}
+
+// TestFabricFreshestOutputWins: two outputs of one fabric (the same
+// switches), the older taken before a cable was added that makes a loop:
+// the freshest alone builds the tree, so discovery succeeds; when the
+// looped output is the fresher, it is the one used and the discovery
+// fails as the infiniband provider fails on a loop (ErrNotATree).
+func TestFabricFreshestOutputWins(t *testing.T) {
+	t.Parallel()
+	ibsim.Require(t)
+	spec := ibsim.ModelSpec{Links: []string{"a>l1", "a>l2", "b>l3"}, Leaves: map[string]string{"l1": "gpu001", "l2": "gpu002", "l3": "gpu003"}}
+	model, err := ibsim.Model(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	discover := func(loop bool) string {
+		f, err := ibsim.Expand(model, ibsim.Expansion{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loop {
+			if err := f.Connect("b", "l2", ibsim.SpeedDefault); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := ibsim.Start(t, f).Discover(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	tree, looped := discover(false), discover(true)
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	run := func(fresh, older string) error {
+		src := reports{
+			{Facts: providers.NodeFacts{Node: "gpu001", IBNetDiscover: fresh}, ReceivedAt: now},
+			{Facts: providers.NodeFacts{Node: "gpu002", IBNetDiscover: older}, ReceivedAt: now.Add(-10 * time.Minute)},
+			{Facts: providers.NodeFacts{Node: "gpu003"}, ReceivedAt: now},
+		}
+		p, err := agents.New(agents.DefaultConfig(), deps(src, now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := p.Discover(ctx, providers.Request{})
+		if err != nil {
+			return err
+		}
+		// ibnetdiscover from gpu001 sees the fabric of a; gpu003, under
+		// b, is on another one until the loop joins them.
+		for _, n := range []string{"gpu001", "gpu002"} {
+			if node, _ := g.Node(n); node == nil || node.Leaf == "" {
+				t.Errorf("%s under no switch", n)
+			}
+		}
+		return nil
+	}
+	if err := run(tree, looped); err != nil {
+		t.Errorf("fresh tree, older loop: %v; want the fresh output alone to build the tree", err)
+	}
+	if err := run(looped, tree); !errors.Is(err, fabric.ErrNotATree) {
+		t.Errorf("fresh loop, older tree: %v; want ErrNotATree from the fresh output", err)
 	}
 }
