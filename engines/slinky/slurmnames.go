@@ -115,10 +115,14 @@ func (e *Engine) slurmGraph(ctx context.Context, g *topology.Graph, res *kube.Re
 	}
 	b := topology.NewBuilder()
 	used := map[string]bool{}
-	var uncovered []string
+	var uncovered, noNode []string
 	for i := range g.Nodes() {
 		n := &g.Nodes()[i]
-		k := kubeName[n.Name]
+		k, ok := kubeName[n.Name]
+		if !ok {
+			noNode = append(noNode, n.Name)
+			continue
+		}
 		ps := pods[k]
 		if len(ps) == 0 {
 			uncovered = append(uncovered, n.Name)
@@ -141,6 +145,10 @@ func (e *Engine) slurmGraph(ctx context.Context, g *topology.Graph, res *kube.Re
 			}
 		}
 	}
+	if len(noNode) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d graph nodes match no Kubernetes Node, so no slurmd pod, and are left out of the topology file: %s",
+			len(noNode), hostlist.Compress(noNode)))
+	}
 	if len(uncovered) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d nodes have no slurmd pod (namespace %s, podSelector %q) and are left out of the topology file: %s",
 			len(uncovered), e.cfg.Namespace, e.cfg.PodSelector, hostlist.Compress(uncovered)))
@@ -158,9 +166,9 @@ func (e *Engine) slurmGraph(ctx context.Context, g *topology.Graph, res *kube.Re
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d slurmd pods are on Kubernetes nodes the graph does not hold, so their Slurm nodes are in no switch or block: %s",
 			len(strays), strings.Join(strays, ", ")))
 	}
-	if len(uncovered) == len(g.Nodes()) && len(uncovered) > 0 {
+	if n := len(uncovered) + len(noNode); n == len(g.Nodes()) && n > 0 {
 		return nil, fmt.Errorf("none of the graph's %d nodes has a slurmd pod (namespace %s, podSelector %q), so the topology file would name no Slurm node: %w",
-			len(uncovered), e.cfg.Namespace, e.cfg.PodSelector, engines.ErrInexpressible)
+			n, e.cfg.Namespace, e.cfg.PodSelector, engines.ErrInexpressible)
 	}
 	sg, err := b.Build()
 	if err != nil {

@@ -168,14 +168,18 @@ func (nc *namesCase) slurmNames() []string {
 // the Nodes, the topology file names each node by its slurmd pods'
 // Slurm names (label, hostname, pod name, host network; two pods on a
 // node give two Slurm nodes); nodes whose pod finished, is not bound or
-// is not selected are left out and listed in a warning, as is the pod on
-// a node the graph does not hold. No Kubernetes node name that is not
+// is not selected are left out and listed in a warning, as are a graph
+// node with no Kubernetes Node and the pod on a node the graph does not
+// hold. No Kubernetes node name that is not
 // also a Slurm name reaches the file.
 func TestSlurmNames(t *testing.T) {
 	t.Parallel()
 	nc := newNamesCase(t, slurm.PluginTree, "24.11")
 	s, f := nc.s, nc.s.fabric
-	res, _ := s.apply(t, f.MustGraph(t))
+	// The graph holds a ninth node, which has no Kubernetes Node.
+	f9 := f
+	f9.Nodes = 9
+	res, _ := s.apply(t, f9.MustGraph(t))
 	data := s.configMap(t).Data["topology.conf"]
 	for _, want := range []string{
 		"SwitchName=" + f.Prefix + "-leaf001 Nodes=gpu-a1,slinky-1,slinky-3a,slinky-3b,slurm-worker-slinky-2\n",
@@ -193,13 +197,14 @@ func TestSlurmNames(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("3 nodes have no slurmd pod (namespace %s, podSelector %q) and are left out of the topology file: %s-n[00005-00007]", s.ns, DefaultPodSelector, f.Prefix),
 		"1 slurmd pods are on Kubernetes nodes the graph does not hold, so their Slurm nodes are in no switch or block: stray on " + f.Prefix + "-not-in-graph",
+		"1 graph nodes match no Kubernetes Node, so no slurmd pod, and are left out of the topology file: " + f.NodeName(8),
 	} {
 		if !slices.Contains(res.Warnings, want) {
 			t.Errorf("warnings %q lack %q", res.Warnings, want)
 		}
 	}
-	if len(res.Warnings) != 2 {
-		t.Errorf("warnings %q, want 2", res.Warnings)
+	if len(res.Warnings) != 3 {
+		t.Errorf("warnings %q, want 3", res.Warnings)
 	}
 
 	// A selector that takes no pod: no Slurm node to name, an error that
