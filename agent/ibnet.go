@@ -20,9 +20,10 @@ const (
 )
 
 // FabricDiscovery runs the real ibnetdiscover on the node, at most once
-// every Interval, and keeps its last good output for the reports in
-// between. The command comes from the agent's own configuration (its
-// flags), never from a request. It is safe for concurrent use.
+// every Interval, and keeps the last run's output for the reports in
+// between (none when that run failed). The command comes from the agent's
+// own configuration (its flags), never from a request. It is safe for
+// concurrent use.
 type FabricDiscovery struct {
 	// Command is the ibnetdiscover command (e.g. ["ibnetdiscover"]); its
 	// standard output is capped at providers.MaxSourceBytes.
