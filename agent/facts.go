@@ -1,8 +1,7 @@
 // Package agent is toposcope's node agent: on one node it gathers the
 // node-local facts a discovery cannot see from outside — the instance
 // identity (where a cloud metadata service answers), the NVLink clique
-// (from nvidia-smi), the local HCAs (from sysfs) and, on the nodes the
-// operator chose, the fabric (from the real ibnetdiscover) — and publishes them,
+// (from nvidia-smi) and the local HCAs (from sysfs) — and publishes them,
 // either as annotations on the node's own Kubernetes Node (which the
 // k8s-labels provider and the Kubernetes engines read back) or as a report
 // to the toposcope server over REST.
@@ -78,10 +77,6 @@ type Gatherer struct {
 	// SysfsDir is the infiniband class folder (/sys/class/infiniband);
 	// empty skips it. A missing folder means no HCAs.
 	SysfsDir string
-	// Fabric, when set, runs ibnetdiscover (on the nodes the operator
-	// chose for it) and reports its output; nil skips it. A failed run
-	// is logged as a warning and reports no fabric.
-	Fabric *FabricDiscovery
 	// Logger receives what did not answer; discarded when nil.
 	Logger *slog.Logger
 }
@@ -128,16 +123,6 @@ func (g *Gatherer) Gather(ctx context.Context, node string) (Facts, error) {
 			errs = append(errs, err)
 		}
 		f.HCAs = hcas
-	}
-	if g.Fabric != nil {
-		// A failed run does not fail the round (the other facts still
-		// go out); the report then carries no fabric, and the log says
-		// why.
-		out, err := g.Fabric.Output(ctx)
-		if err != nil && ctx.Err() == nil {
-			log.Warn("agent: no fabric reported", "error", err)
-		}
-		f.IBNetDiscover = out
 	}
 	if err := ctx.Err(); err != nil {
 		return Facts{}, fmt.Errorf("agent: %w", err)

@@ -31,11 +31,6 @@ type NodeFacts struct {
 	// FabricDomain is the accelerator domain the metadata service gives
 	// (OCI's GPU memory fabric), used when nvidia-smi gives no clique.
 	FabricDomain string `json:"fabricDomain,omitempty" yaml:"fabricDomain,omitempty"`
-	// IBNetDiscover is the output of the real ibnetdiscover, run by an
-	// agent the operator chose for it (toposcope agent --ibnetdiscover);
-	// empty on the others. The agents provider builds the switch tree
-	// from these outputs.
-	IBNetDiscover string `json:"ibnetdiscover,omitempty" yaml:"ibnetdiscover,omitempty"`
 }
 
 // HCA is one host channel adapter of a node.

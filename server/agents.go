@@ -11,7 +11,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/agent"
-	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
@@ -91,11 +90,6 @@ func decodeFacts(body io.Reader) (agent.Facts, error) {
 	if f.Clique != "" {
 		if _, err := nvlink.ParseCliqueLabel(f.Clique); err != nil {
 			return f, &service.RequestError{Field: "clique", Err: err}
-		}
-	}
-	if f.IBNetDiscover != "" {
-		if _, err := infiniband.Parse(strings.NewReader(f.IBNetDiscover), "ibnetdiscover"); err != nil {
-			return f, &service.RequestError{Field: "ibnetdiscover", Err: err}
 		}
 	}
 	for i, hca := range f.HCAs {

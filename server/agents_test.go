@@ -9,17 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"fmt"
 	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/internal/httpretry"
-	"github.com/toposcope/toposcope/internal/testenv/ibsim"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
-	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/server"
-	"os"
-	"path/filepath"
-	"time"
 )
 
 const clique = "7c1c6f5c-1a2b-4c3d-8e9f-0123456789ab.32766"
@@ -39,7 +33,6 @@ func TestPutAgentRejectsBadReports(t *testing.T) {
 		{"bad HCA name", "/v1/agents/gpu01", `{"node":"gpu01","hcas":[{"name":"mlx5 0"}]}`, "hcas[0].name"},
 		{"bad GUID", "/v1/agents/gpu01", `{"node":"gpu01","hcas":[{"name":"mlx5_0","nodeGUID":"0x0C42"}]}`, "hcas[0].nodeGUID"},
 		{"bad node name", "/v1/agents/gpu%2C01", `{"node":"gpu,01"}`, "node"},
-		{"ibnetdiscover output that is not", "/v1/agents/gpu01", `{"node":"gpu01","ibnetdiscover":"Switch 36 \"S-1\" # garbage"}`, "ibnetdiscover"},
 	} {
 		w := s.do(http.MethodPut, tc.path, tc.body)
 		if w.Code != http.StatusBadRequest {
@@ -133,80 +126,5 @@ func TestAgentsEndToEnd(t *testing.T) {
 	}
 	if n, ok := g.Node("gone"); !ok || n.Domain != "" {
 		t.Fatalf("remote discovery: the node with no report should be kept, in no domain")
-	}
-}
-
-// TestAgentFabricEndToEnd: agents gather their HCAs (node GUIDs in a
-// sysfs folder) and one of them runs the real ibnetdiscover on a
-// simulated fabric; they report to the server over HTTP, and the server's
-// agents provider builds the Slurm switch tree from that report, each
-// node (named k8s-node-N, not after its host) under its leaf.
-func TestAgentFabricEndToEnd(t *testing.T) {
-	t.Parallel()
-	ibsim.Require(t)
-	const token = "write-token-3c9d-e41a27"
-	s := newStack(t, stackOpts{provider: "agents", tokens: "write:" + token})
-	srv := httptest.NewServer(s.handler)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	model, err := ibsim.Model(ibsim.ModelSpec{Links: []string{"spine>leaf1", "spine>leaf2"},
-		Leaves: map[string]string{"leaf1": "gpu[001-002]", "leaf2": "gpu[003-004]"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fab, err := ibsim.Expand(model, ibsim.Expansion{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim := ibsim.Start(t, fab)
-	out, err := sim.Discover(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := infiniband.Parse(strings.NewReader(string(out)), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := &agent.Reporter{Server: srv.URL, Token: token}
-	for i := 1; i <= 4; i++ {
-		host := fmt.Sprintf("gpu%03d", i)
-		sysfs := filepath.Join(t.TempDir(), "infiniband")
-		for _, n := range topo.Nodes {
-			if n.Description == host+" mlx5_0" {
-				g := infiniband.FormatGUID(n.GUID)
-				if err := os.MkdirAll(filepath.Join(sysfs, "mlx5_0"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(sysfs, "mlx5_0", "node_guid"), []byte(g[0:4]+":"+g[4:8]+":"+g[8:12]+":"+g[12:16]+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		g := &agent.Gatherer{SysfsDir: sysfs}
-		if i == 1 {
-			g.Fabric = &agent.FabricDiscovery{Command: sim.Command(), Timeout: time.Minute}
-		}
-		f, err := g.Gather(ctx, fmt.Sprintf("k8s-node-%d", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(f.HCAs) != 1 || (i == 1) != (f.IBNetDiscover != "") {
-			t.Fatalf("facts of %s: %d HCAs, fabric of %d bytes", host, len(f.HCAs), len(f.IBNetDiscover))
-		}
-		if err := rep.Report(ctx, f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	body := `{"provider":{"name":"agents"},"engine":{"name":"slurm","params":{"plugin":"topology/tree","slurmVersion":"24.11"}}}`
-	w := s.do(http.MethodPost, "/v1/generate", body, "Authorization", "Bearer "+token)
-	if w.Code != http.StatusAccepted {
-		t.Fatalf("generate = %d %s", w.Code, w.Body)
-	}
-	res := s.poll("/v1/topology?uid="+w.Body.String(), "Authorization", "Bearer "+token)
-	conf := res.Body.String()
-	if res.Code != http.StatusOK || !strings.Contains(conf, " Nodes=k8s-node-[1-2] ") || !strings.Contains(conf, " Nodes=k8s-node-[3-4] ") ||
-		!strings.Contains(conf, " Switches=") {
-		t.Fatalf("tree topology from agent reports = %d\n%s", res.Code, conf)
 	}
 }

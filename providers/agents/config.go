@@ -43,10 +43,6 @@ type Config struct {
 	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// Missing is MissingUnplaced (default) or MissingError.
 	Missing string `yaml:"missing,omitempty" request:"true"`
-	// HCAs selects, as shell patterns ("mlx5_0"), the HCAs whose fabric
-	// the switch tree is built from when agents report ibnetdiscover
-	// output (hosts with several rails: one rail); default every HCA.
-	HCAs []string `yaml:"hcas,omitempty" request:"true"`
 	// Reports, when set, are used instead of a server: node facts given
 	// inline, taken as just received (examples, tests, or nodes without
 	// an agent).

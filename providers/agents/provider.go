@@ -1,14 +1,10 @@
 // Package agents is the provider of what node agents reported: each
 // `toposcope agent --server URL` PUTs its node's facts (instance identity,
-// GPU count, NVLink clique and rack, HCAs and, from the agents chosen to
-// run it, the output of ibnetdiscover) to the server, which keeps the
+// GPU count, NVLink clique and rack, HCAs) to the server, which keeps the
 // latest report per node; this provider turns the fresh reports into
-// nodes in their NVLink domains, under the switch tree of the reported
-// InfiniBand fabrics (the freshest output of each fabric, nodes placed by
-// the HCA GUIDs their agents reported). Without ibnetdiscover reports it
-// builds no switch tree: merge it with a fabric or cloud provider (see
-// providers/merge) for that. Slurm clusters get NVLink domains this way
-// without ssh or pdsh fan-out.
+// nodes in their NVLink domains. It builds no switch tree: merge it with a
+// fabric or cloud provider (see providers/merge) for that. Slurm clusters
+// get NVLink domains this way without ssh or pdsh fan-out.
 package agents
 
 import (
@@ -25,7 +21,6 @@ import (
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -57,7 +52,6 @@ type Provider struct {
 	now    func() time.Time
 	source providers.AgentReports
 	nodes  []string
-	ib     *infiniband.Provider // builds the tree of reported fabrics
 }
 
 // New validates cfg and returns the provider. Reports come from cfg.Server
@@ -67,13 +61,7 @@ func New(cfg Config, deps providers.Deps) (*Provider, error) {
 		return nil, err
 	}
 	deps = deps.WithDefaults()
-	ibc := infiniband.DefaultConfig()
-	ibc.HCAs = cfg.HCAs
-	ib, err := infiniband.New(ibc, deps, nil)
-	if err != nil {
-		return nil, err // hcas[i], as in this provider's configuration
-	}
-	p := &Provider{cfg: cfg, log: deps.Logger, now: deps.Now, source: deps.Agents, ib: ib}
+	p := &Provider{cfg: cfg, log: deps.Logger, now: deps.Now, source: deps.Agents}
 	if cfg.Nodes != "" {
 		p.nodes, _ = hostlist.Expand(cfg.Nodes) // validated
 	}
@@ -118,10 +106,6 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	for _, n := range req.Nodes {
 		ids[n.Name] = n.InstanceID
 	}
-	tree, err := p.fabricGraph(ctx, fresh, names)
-	if err != nil {
-		return nil, fmt.Errorf("agents: fabric: %w", err)
-	}
 	b := topology.NewBuilder()
 	b.Grow(len(names))
 	var missing []string
@@ -137,9 +121,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 			return nil, fmt.Errorf("agents: %w", err)
 		}
 		b.AddNode(n)
-		if path := treePath(tree, name); len(path) > 0 {
-			b.AddPath(name, path)
-		} else if len(r.Facts.Fabric) > 0 {
+		if len(r.Facts.Fabric) > 0 {
 			path := make([]topology.SwitchInfo, len(r.Facts.Fabric))
 			for i, id := range r.Facts.Fabric {
 				path[i] = topology.SwitchInfo{ID: id}
@@ -162,19 +144,6 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		return nil, fmt.Errorf("agents: build graph: %w", err)
 	}
 	return g, nil
-}
-
-// treePath is the switch path of node in tree (closest first); nil when
-// tree is nil or does not place the node.
-func treePath(tree *topology.Graph, node string) []topology.SwitchInfo {
-	if tree == nil {
-		return nil
-	}
-	var out []topology.SwitchInfo
-	for _, s := range tree.Path(node) {
-		out = append(out, topology.SwitchInfo{ID: s.ID, DisplayName: s.DisplayName, LinkSpeedGbps: s.LinkSpeedGbps})
-	}
-	return out
 }
 
 // names returns the nodes to cover, in order.

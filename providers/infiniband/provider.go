@@ -118,13 +118,6 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	if err != nil {
 		return nil, fmt.Errorf("infiniband: %w", err)
 	}
-	return p.DiscoverTopology(ctx, topo, src, req)
-}
-
-// DiscoverTopology is Discover on a parsed output (src names it in
-// errors): the agents provider gives it the fabric its agents reported,
-// their HCAs' descriptions set to their node names.
-func (p *Provider) DiscoverTopology(ctx context.Context, topo *Topology, src string, req providers.Request) (*topology.Graph, error) {
 	r, reduceErr := p.reduce(topo)
 	if reduceErr != nil && len(req.Nodes) == 0 && p.nodes == nil {
 		return nil, fmt.Errorf("infiniband: %s: %w", src, reduceErr)

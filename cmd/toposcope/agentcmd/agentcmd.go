@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/toposcope/toposcope/agent"
 	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
-	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers/cloud"
 )
@@ -43,11 +41,6 @@ type agentOptions struct {
 	tokenFile  string
 	interval   time.Duration
 	health     string
-	// ibnetdiscover runs on the nodes of ibNodes only.
-	ibnetdiscover string
-	ibNodes       string
-	ibInterval    time.Duration
-	ibTimeout     time.Duration
 }
 
 // ErrUsage is wrapped by command-line errors (logflags.ErrUsage: one
@@ -92,10 +85,6 @@ func New(use string, stdout io.Writer, logger func() (*slog.Logger, error)) *cob
 	f.StringVar(&o.server, "server", "", "toposcope server URL to report to")
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token")
 	f.DurationVar(&o.interval, "interval", 0, "repeat every interval (0: once)")
-	f.StringVar(&o.ibnetdiscover, "ibnetdiscover", "", "ibnetdiscover command to run and report on the nodes of --ibnetdiscover-nodes (empty: none), e.g. 'ibnetdiscover'")
-	f.StringVar(&o.ibNodes, "ibnetdiscover-nodes", "", "hostlist of the nodes that run --ibnetdiscover (e.g. one per leaf switch, gpu[001,019])")
-	f.DurationVar(&o.ibInterval, "ibnetdiscover-interval", agent.DefaultFabricInterval, "least time between two runs of --ibnetdiscover")
-	f.DurationVar(&o.ibTimeout, "ibnetdiscover-timeout", agent.DefaultFabricTimeout, "bound on one run of --ibnetdiscover")
 	f.StringVar(&o.health, "health-listen", "", "serve /healthz (the agent runs) and /readyz (a round was published) on this host:port (empty: none)")
 	return cmd
 }
@@ -150,9 +139,6 @@ func (o *agentOptions) run(ctx context.Context, stdout io.Writer, log *slog.Logg
 			return fmt.Errorf("agent: node name: %w", err)
 		}
 	}
-	if g.Fabric, err = o.fabric(node); err != nil {
-		return err
-	}
 	publish, err := o.publisher(stdout)
 	if err != nil {
 		return err
@@ -182,31 +168,6 @@ func (o *agentOptions) run(ctx context.Context, stdout io.Writer, log *slog.Logg
 		case <-time.After(o.interval):
 		}
 	}
-}
-
-// fabric returns the ibnetdiscover runs of this node: nil unless
-// --ibnetdiscover is set and the node is in --ibnetdiscover-nodes.
-func (o *agentOptions) fabric(node string) (*agent.FabricDiscovery, error) {
-	if o.ibnetdiscover == "" {
-		if o.ibNodes != "" {
-			return nil, fmt.Errorf("--ibnetdiscover-nodes needs --ibnetdiscover: %w", ErrUsage)
-		}
-		return nil, nil
-	}
-	if o.ibNodes == "" {
-		return nil, fmt.Errorf("--ibnetdiscover needs --ibnetdiscover-nodes (the nodes that run it, e.g. one per leaf switch): %w", ErrUsage)
-	}
-	nodes, err := hostlist.Expand(o.ibNodes)
-	if err != nil {
-		return nil, fmt.Errorf("--ibnetdiscover-nodes: %w: %w", err, ErrUsage)
-	}
-	if o.ibInterval <= 0 || o.ibTimeout <= 0 {
-		return nil, fmt.Errorf("--ibnetdiscover-interval and --ibnetdiscover-timeout must be positive: %w", ErrUsage)
-	}
-	if !slices.Contains(nodes, node) {
-		return nil, nil
-	}
-	return &agent.FabricDiscovery{Command: strings.Fields(o.ibnetdiscover), Interval: o.ibInterval, Timeout: o.ibTimeout}, nil
 }
 
 // publisher returns what to do with the facts.
