@@ -167,6 +167,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		t.Fatalf("the installed configuration: %v", err)
 	}
 	g := discoverNodes(ctx, t, c, cfg.Provider)
+	createSlurmdPods(ctx, t, c, slurmNS, g)
 	user := "system:serviceaccount:" + ns + ":" + rel + "-toposcope"
 	for _, r := range []rbacv1.PolicyRule{
 		{Verbs: []string{"patch"}, APIGroups: []string{""}, Resources: []string{"nodes"}},
@@ -303,6 +304,25 @@ func publishAs(ctx context.Context, t *testing.T, cfg *config.File, kubeconfig s
 		}
 		if err := eng.Publish(ctx, g); err != nil {
 			t.Errorf("engine %s as the chart's ServiceAccount: %v", e.Name, err)
+		}
+	}
+}
+
+// createSlurmdPods creates a slurmd pod, as slurm-operator labels it,
+// on each node of g in namespace ns (with the ServiceAccount the
+// apiserver admits pods with): the slinky engine names the nodes of its
+// file after them.
+func createSlurmdPods(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns string, g *topology.Graph) {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
+	if _, err := c.Core().CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for i, n := range g.Nodes() {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("slurm-worker-slinky-%d", i), Labels: map[string]string{"app.kubernetes.io/component": "worker"}},
+			Spec: corev1.PodSpec{NodeName: n.Name, Hostname: fmt.Sprintf("slinky-%d", i), Containers: []corev1.Container{{Name: "slurmd", Image: "slurmd"}}}}
+		if _, err := c.Core().CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

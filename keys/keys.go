@@ -58,6 +58,11 @@ const (
 // only approximate.
 const SwitchID = Prefix + "switch-id"
 
+// DomainID annotates the objects that stand for one accelerator (NVLink)
+// domain, or for its part under one leaf switch (Volcano HyperNodes),
+// with the provider's ID of the domain.
+const DomainID = Prefix + "domain-id"
+
 // Annotations the Slinky engine sets on the topology ConfigMap.
 const (
 	// Generation counts the content changes: 1 at creation, one more at

@@ -154,8 +154,10 @@ func topographEngines() map[string]compatPlugin {
 		"plugin":          {selects: &selection{key: "slurm.plugin", def: "topology/yaml"}},
 		"blockSizes":      {selects: &selection{key: "slurm.blockSizes", def: nil}},
 		"useDynamicNodes": {selects: &selection{key: "nodeAnnotations", def: true}},
-		"podSelector":     {},
-		"nodeSelector":    {to: "nodeSelector", conv: labelSelector},
+		// The slurmd pods whose Slurm names the file uses (any form of a
+		// label selector; compared once made canonical).
+		"podSelector":  {selects: &selection{key: "podSelector", def: "app.kubernetes.io/component=worker", match: sameSelector}},
+		"nodeSelector": {to: "nodeSelector", conv: labelSelector},
 		"configUpdateMode": {selects: &selection{key: "configUpdateMode", def: "full", match: func(req, op any) bool {
 			return req == op || (req == "" && op == "full")
 		}}},

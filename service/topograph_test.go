@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/app"
+	slinkyengine "github.com/toposcope/toposcope/engines/slinky"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/service"
 )
@@ -39,7 +40,7 @@ func compatRequests(t *testing.T, provider config.Plugin, engines ...config.Plug
 func TestTopographMappings(t *testing.T) {
 	t.Parallel()
 	slurmOut := operatorPlugin(t, "slurm", "output: /etc/slurm/topology.conf\nreconfigure: true\n")
-	slinky := operatorPlugin(t, "slinky", "namespace: slinky\nslurm:\n  plugin: topology/tree\n")
+	slinky := operatorPlugin(t, "slinky", "namespace: slinky\npodSelector: app=slurmd\nslurm:\n  plugin: topology/tree\n")
 	tests := []struct {
 		name     string
 		provider config.Plugin
@@ -142,6 +143,18 @@ func TestTopographMappings(t *testing.T) {
 			wantErr: service.ErrBadRequest, wantField: "engine.params.fabricLabels"},
 		{name: "slinky selects the configured namespace and plugin", provider: operatorPlugin(t, "sim", ""), engines: []config.Plugin{slinky},
 			body:     `{"engine":{"name":"slinky","params":{"namespace":"slinky","podSelector":{"app":"slurmd"},"topologyConfigmapName":"toposcope-topology","topologyConfigPath":"topology.conf","plugin":"topology/tree","useDynamicNodes":true}}}`,
+			wantProv: `sim `, wantEng: `slinky `},
+		{name: "slinky podSelector as a LabelSelector selects the operator's", provider: operatorPlugin(t, "sim", ""), engines: []config.Plugin{slinky},
+			body:     `{"engine":{"name":"slinky","params":{"podSelector":{"matchLabels":{"app":"slurmd"}}}}}`,
+			wantProv: `sim `, wantEng: `slinky `},
+		{name: "slinky podSelector may not change the operator's", provider: operatorPlugin(t, "sim", ""), engines: []config.Plugin{slinky},
+			body:    `{"engine":{"name":"slinky","params":{"podSelector":{"matchLabels":{"app.kubernetes.io/component":"compute"}}}}}`,
+			wantErr: config.ErrOperatorOnly, wantField: "engine.params.podSelector"},
+		{name: "slinky podSelector selects the default", provider: operatorPlugin(t, "sim", ""),
+			body:     `{"engine":{"name":"slinky","params":{"podSelector":{"matchExpressions":[{"key":"app.kubernetes.io/component","operator":"In","values":["worker"]}]}}}}`,
+			wantProv: `sim `, wantEng: `slinky `},
+		{name: "slinky podSelector as a string selects the engine's default", provider: operatorPlugin(t, "sim", ""),
+			body:     `{"engine":{"name":"slinky","params":{"podSelector":"` + slinkyengine.DefaultPodSelector + `"}}}`,
 			wantProv: `sim `, wantEng: `slinky `},
 		{name: "slinky plugin may not change the operator's", provider: operatorPlugin(t, "sim", ""), engines: []config.Plugin{slinky},
 			body:    `{"engine":{"name":"slinky","params":{"plugin":"topology/block"}}}`,

@@ -3,6 +3,7 @@ package slinky
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -43,8 +44,21 @@ func newSetup(t *testing.T, f kubetest.Fabric) *setup {
 	if err := c.CreateNodes(context.Background(), nodes, 16); err != nil {
 		t.Fatal(err)
 	}
+	// slurm-operator's NodeSet pods: one per node, hostname slinky-<i>.
+	for i, n := range f.NodeNames() {
+		createPod(t, c, s.ns, newSlurmdPod(fmt.Sprintf("slurm-worker-slinky-%d", i), n, fmt.Sprintf("slinky-%d", i)))
+	}
 	s.engine = s.newEngine(t, c.AdminConfig())
 	return s
+}
+
+// slinkyName is the Slurm name newSetup gives node i of f.
+func slinkyName(f kubetest.Fabric) func(string) string {
+	idx := map[string]int{}
+	for i, n := range f.NodeNames() {
+		idx[n] = i
+	}
+	return func(n string) string { return fmt.Sprintf("slinky-%d", idx[n]) }
 }
 
 func (s *setup) newEngine(t *testing.T, rc *rest.Config) *Engine {
@@ -83,7 +97,8 @@ func (s *setup) configMap(t *testing.T) *corev1.ConfigMap {
 }
 
 // TestConfigMapAndAnnotations: the dedicated ConfigMap holds exactly the
-// slurm engine's topology.yaml with its annotations; every node gets its
+// slurm engine's topology.yaml, its nodes named by their slurmd pods,
+// with its annotations; every node gets its
 // dynamic topology string; a rerun writes nothing; a change rewrites the
 // ConfigMap (generation 2) and only the nodes whose string changed.
 func TestConfigMapAndAnnotations(t *testing.T) {
@@ -94,7 +109,7 @@ func TestConfigMapAndAnnotations(t *testing.T) {
 	if res.Changed != 73 || st.Writes != 73 || st.ByVerb["create"] != 1 {
 		t.Errorf("first run: %s; %+v", res.Summary(), st)
 	}
-	want, err := s.engine.slurm.Render(context.Background(), g)
+	want, err := s.engine.slurm.Render(context.Background(), renamed(t, g, slinkyName(s.fabric)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,9 @@ const (
 	DefaultNamespace = "slurm"
 	// DefaultController is the name of the Slinky Controller.
 	DefaultController = "slurm"
+	// DefaultPodSelector selects slurm-operator's slurmd pods: the
+	// NodeSet pods are labelled app.kubernetes.io/component=worker.
+	DefaultPodSelector = "app.kubernetes.io/component=worker"
 	// DefaultSlurmVersion is what slurm-operator v1.x requires: the node
 	// annotation reaches slurmctld through REST API v0.0.44 (25.11).
 	DefaultSlurmVersion = "25.11"
@@ -51,6 +54,11 @@ type Config struct {
 	ConfigUpdateMode string `yaml:"configUpdateMode"`
 	// NodeSelector restricts the annotated nodes (a label selector).
 	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
+	// PodSelector selects the slurmd pods in Namespace (a label selector,
+	// default "app.kubernetes.io/component=worker"). The topology file
+	// names each node by the Slurm names of the slurmd pods bound to it
+	// (see SlurmName); a node with none is left out, with a warning.
+	PodSelector string `yaml:"podSelector"`
 	// Slurm are the settings of the topology file, as for the slurm
 	// engine (default plugin topology/yaml, slurmVersion 25.11); output
 	// and reconfigure are not used.
@@ -70,6 +78,7 @@ func DefaultConfig() Config {
 		Controller:       DefaultController,
 		NodeAnnotations:  true,
 		ConfigUpdateMode: UpdateFull,
+		PodSelector:      DefaultPodSelector,
 		Slurm:            s,
 	}
 }
@@ -121,6 +130,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := labels.Parse(c.NodeSelector); err != nil {
 		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
+	}
+	if sel, err := labels.Parse(c.PodSelector); err != nil {
+		errs = append(errs, config.Errorf("podSelector", "%w", err))
+	} else if sel.Empty() {
+		errs = append(errs, config.Errorf("podSelector", "must select the slurmd pods (default %q): an empty selector takes every pod of namespace %q, the controller's and login pods' too", DefaultPodSelector, c.Namespace))
 	}
 	return config.Join(errs...)
 }

@@ -5,7 +5,10 @@
 // content hash and source snapshot, and sets the node annotation
 // topology.slinky.slurm.net/spec to each node's Slurm dynamic topology
 // string (e.g. "default:core:spine1:leaf02,block:nvl02") where it
-// differs. It refuses the operator-owned <controller>-config ConfigMap.
+// differs. In the file each node is named by the Slurm names of the
+// slurmd pods on it (podSelector), as slurmctld knows them; a node with no
+// slurmd pod is left out and reported. It refuses the operator-owned
+// <controller>-config ConfigMap.
 // See docs/kubernetes.md.
 package slinky
 
@@ -77,7 +80,8 @@ func NewFactory() engines.Factory {
 // Config returns the engine's configuration.
 func (e *Engine) Config() Config { return e.cfg }
 
-// Apply renders the topology file, then creates or updates the ConfigMap
+// Apply renders the topology file (its nodes named by the slurmd pods
+// on them, see slurmGraph), then creates or updates the ConfigMap
 // when its content differs, then patches the annotation of each node
 // whose topology string differs; with opts.DryRun nothing is written. The
 // ConfigMap goes first: a node's units must exist in slurmctld before the
@@ -86,15 +90,22 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	if e.core == nil {
 		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
 	}
-	data, err := e.fileData(ctx, g)
+	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
+	fg := g
+	if e.cfg.ConfigUpdateMode == UpdateFull {
+		var err error
+		if fg, err = e.slurmGraph(ctx, g, res); err != nil {
+			return res, fmt.Errorf("%s: %w", Name, err)
+		}
+	}
+	data, err := e.fileData(ctx, fg)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	snapshot := opts.Snapshot
 	if snapshot == "" {
 		snapshot = graphSnapshot(g)
 	}
-	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
 	var cm cmPlan
 	if data != nil {
 		if cm, err = e.planConfigMap(ctx, data, snapshot, res); err != nil {
@@ -148,7 +159,8 @@ func nodeSpec(specs map[string]string) kube.NodeSpec {
 
 // Render returns the ConfigMap (generation 1) and, when node annotations
 // are on, a List of partial Nodes with their annotation, as a two-document
-// YAML stream. It contacts no cluster.
+// YAML stream. It contacts no cluster, so the file names the nodes as the
+// graph does, not by their slurmd pods.
 func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) {
 	data, err := e.fileData(ctx, g)
 	if err != nil {

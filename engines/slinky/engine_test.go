@@ -210,6 +210,8 @@ func TestConfig(t *testing.T) {
 		{"unknown slurm key", "mode: print\nslurm: {nope: 1}", "params.slurm.nope"},
 		{"annotations need 25.11", "mode: print\nslurm: {plugin: topology/tree, slurmVersion: '24.11'}", "params.nodeAnnotations"},
 		{"namespace", "mode: print\nnamespace: Not_A_Namespace", "params.namespace"},
+		{"empty pod selector", "mode: print\npodSelector: ''", "params.podSelector"},
+		{"bad pod selector", "mode: print\npodSelector: 'app in (a'", "params.podSelector"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

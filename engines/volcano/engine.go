@@ -1,23 +1,25 @@
 // Package volcano is the engine that feeds the Volcano scheduler's
 // network-topology-aware scheduling: one HyperNode
 // (topology.volcano.sh/v1alpha1, cluster-scoped) per switch of the graph
-// that has a node below it. A leaf switch's HyperNode is tier 1 and
-// lists its nodes (members of type Node); a higher switch's is one tier
-// above its highest child and lists the child HyperNodes (type
-// HyperNode). Objects carry the managed-by label and the switch's
-// provider ID; only differing ones are written, and the engine's own
-// HyperNodes of switches gone from the graph are deleted.
+// that has a node below it, and one per accelerator (NVLink) domain under
+// each leaf switch. When the graph has accelerator domains they are tier
+// 1 (tierName "accelerator-domain") and list their nodes; leaf switches
+// are then tier 2 and list their domains' HyperNodes and the nodes in no
+// domain. Without domains leaf switches are tier 1. A higher switch is one
+// tier above its highest child and lists the child HyperNodes. A switch's
+// tierName is "tier-N", N counting switch levels from 0 at the leaves, as
+// the toposcope tier-N node labels do. Objects carry the managed-by label
+// and the switch's (or domain's) provider ID; only differing ones are
+// written, and the engine's own HyperNodes gone from the graph are
+// deleted.
 package volcano
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -25,7 +27,6 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -69,83 +70,16 @@ func New(cfg Config, clients kubeclient.Clients, deps engines.Deps) (*Engine, er
 
 // NewFactory returns the registry entry of the engine.
 func NewFactory() engines.Factory {
-	return kube.NewFactory(Name, "Volcano: a HyperNode per switch, tiers from the switch tree (leaf switches are tier 1)", DefaultConfig,
+	return kube.NewFactory(Name, "Volcano: a HyperNode per switch and per NVLink domain under a leaf, tiers from the tree (domains tier 1, else leaf switches)", DefaultConfig,
 		func(cfg Config, clients kubeclient.Clients, deps engines.Deps) (engines.Engine, error) {
 			return New(cfg, clients, deps)
 		})
 }
 
-// objectName is the HyperNode name of a switch: the prefix and the
-// switch's safe name, lowercased, with a hash of the ID when that changed
-// it (at most MaxNameLen + 9 characters after the prefix).
-func (e *Engine) objectName(s *topology.Switch) string {
-	n := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '-'
-	}, s.Name)
-	n = strings.Trim(n, "-.")
-	if n != s.Name || n == "" {
-		sum := sha256.Sum256([]byte(s.ID))
-		n = strings.Trim(n+"-"+hex.EncodeToString(sum[:4]), "-")
-	}
-	return e.cfg.Prefix + n
-}
-
-// hyperNodes returns the HyperNodes of g, leaves first; member maps a
-// graph node to its Kubernetes node name ("" leaves it out).
-func (e *Engine) hyperNodes(g *topology.Graph, member func(n *topology.Node) string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	var visit func(s *topology.Switch) (string, int)
-	visit = func(s *topology.Switch) (string, int) {
-		var members []any
-		tier := 1
-		for _, id := range s.Children {
-			c, ok := g.Switch(id)
-			if !ok {
-				continue
-			}
-			if name, t := visit(c); t > 0 {
-				members = append(members, map[string]any{"type": "HyperNode", "selector": map[string]any{"exactMatch": map[string]any{"name": name}}})
-				tier = max(tier, t+1)
-			}
-		}
-		for _, nn := range s.Nodes {
-			n, ok := g.Node(nn)
-			if !ok {
-				continue
-			}
-			if k := member(n); k != "" {
-				members = append(members, map[string]any{"type": "Node", "selector": map[string]any{"exactMatch": map[string]any{"name": k}}})
-			}
-		}
-		if len(members) == 0 {
-			return "", 0
-		}
-		o := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": Resource.Group + "/" + Resource.Version, "kind": "HyperNode",
-			"spec": map[string]any{"tier": int64(tier), "members": members},
-		}}
-		name := e.objectName(s)
-		o.SetName(name)
-		o.SetLabels(map[string]string{keys.ManagedBy: kubeclient.FieldManager})
-		o.SetAnnotations(map[string]string{keys.SwitchID: s.ID})
-		out = append(out, o)
-		return name, tier
-	}
-	for _, r := range g.Roots() {
-		visit(r)
-	}
-	return out
-}
-
 // Apply lists the nodes once, then converges the HyperNodes: members are
-// the Kubernetes nodes the graph places under a switch; nodes it does not
-// place are refused (and are in no HyperNode). With opts.DryRun nothing
+// the Kubernetes nodes the graph places under a switch or in an
+// accelerator domain; nodes it does neither for are refused (and are in
+// no HyperNode). With opts.DryRun nothing
 // is written; opts.Guard sees the plan first.
 func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) (*kube.Result, error) {
 	if e.core == nil {
@@ -154,7 +88,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
 	names := map[string]string{} // graph node -> Kubernetes node
 	_, err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
-		if n.Leaf == "" {
+		if n.Leaf == "" && n.Domain == "" {
 			return false
 		}
 		names[n.Name] = k.Name
@@ -163,7 +97,8 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
-	want := e.hyperNodes(g, func(n *topology.Node) string { return names[n.Name] })
+	want, warnings := e.hyperNodes(g, func(n *topology.Node) string { return names[n.Name] })
+	res.Warnings = append(res.Warnings, warnings...)
 	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "HyperNode", Prune: true, PageSize: e.cfg.PageSize,
 		Owns: func(name string) bool { return strings.HasPrefix(name, e.cfg.Prefix) }}
 	if err := objs.Converge(ctx, g, want, res, opts); err != nil {
@@ -178,8 +113,8 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	objs := e.hyperNodes(g, func(n *topology.Node) string { return n.Name })
-	out, err := kube.RenderList(fmt.Sprintf("HyperNode objects written by toposcope %s: %d switches, %d nodes.", Name, len(objs), len(g.Nodes())), objs)
+	objs, _ := e.hyperNodes(g, func(n *topology.Node) string { return n.Name })
+	out, err := kube.RenderList(fmt.Sprintf("HyperNode objects written by toposcope %s: %d HyperNodes, %d nodes.", Name, len(objs), len(g.Nodes())), objs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}

@@ -121,22 +121,24 @@ func TestHyperNodes(t *testing.T) {
 	hn := s.hyperNodes(t)
 	p := s.fabric.Prefix
 	for name, want := range map[string]struct {
-		tier    int64
-		kind    string
-		members []string
+		tier     int64
+		tierName string
+		kind     string
+		members  []string
 	}{
-		p + "-hn-" + p + "-leaf001": {1, "Node", []string{s.fabric.NodeName(0), s.fabric.NodeName(1), s.fabric.NodeName(2), s.fabric.NodeName(3)}},
-		p + "-hn-" + p + "-spine01": {2, "HyperNode", []string{p + "-hn-" + p + "-leaf001", p + "-hn-" + p + "-leaf002"}},
-		p + "-hn-" + p + "-core":    {3, "HyperNode", []string{p + "-hn-" + p + "-spine01", p + "-hn-" + p + "-spine02"}},
+		p + "-hn-" + p + "-leaf001": {1, "tier-0", "Node", []string{s.fabric.NodeName(0), s.fabric.NodeName(1), s.fabric.NodeName(2), s.fabric.NodeName(3)}},
+		p + "-hn-" + p + "-spine01": {2, "tier-1", "HyperNode", []string{p + "-hn-" + p + "-leaf001", p + "-hn-" + p + "-leaf002"}},
+		p + "-hn-" + p + "-core":    {3, "tier-2", "HyperNode", []string{p + "-hn-" + p + "-spine01", p + "-hn-" + p + "-spine02"}},
 	} {
 		o := hn[name]
 		if o == nil {
 			t.Fatalf("no HyperNode %s among %d", name, len(hn))
 		}
 		tier, _, _ := unstructured.NestedInt64(o.Object, "spec", "tier")
+		tierName, _, _ := unstructured.NestedString(o.Object, "spec", "tierName")
 		kind, names := members(o)
-		if tier != want.tier || kind != want.kind || strings.Join(names, ",") != strings.Join(want.members, ",") {
-			t.Errorf("%s: tier %d, %s %v; want %d, %s %v", name, tier, kind, names, want.tier, want.kind, want.members)
+		if tier != want.tier || tierName != want.tierName || kind != want.kind || strings.Join(names, ",") != strings.Join(want.members, ",") {
+			t.Errorf("%s: tier %d %q, %s %v; want %d %q, %s %v", name, tier, tierName, kind, names, want.tier, want.tierName, want.kind, want.members)
 		}
 		if o.GetAnnotations()[keys.SwitchID] == "" {
 			t.Errorf("%s has no %s", name, keys.SwitchID)
@@ -248,15 +250,26 @@ func TestRBAC(t *testing.T) {
 	}
 }
 
+// TestRender: the printed HyperNodes of a switch tree, and of one with
+// NVLink domains (one of them under two leaf switches), are the golden
+// files.
 func TestRender(t *testing.T) {
 	t.Parallel()
-	g := (kubetest.Fabric{Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2}).MustGraph(t)
-	goldenfile.Check(t, filepath.Join("testdata", "render.yaml"), []byte(render(t, g)), *update)
+	for file, f := range map[string]kubetest.Fabric{
+		"render.yaml":         {Prefix: "r", Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2},
+		"render-domains.yaml": {Prefix: "r", Nodes: 8, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 3, DomainNodes: 7},
+	} {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			goldenfile.Check(t, filepath.Join("testdata", file), []byte(render(t, f.MustGraph(t))), *update)
+		})
+	}
 }
 
 // TestPrefixLength: the longest prefix accepted still gives every switch
 // a valid object name (a 64-character switch name that needs its hash
-// included); one character more is refused, naming prefix.
+// included, and a domain's); one character more is refused, naming
+// prefix.
 func TestPrefixLength(t *testing.T) {
 	t.Parallel()
 	cfg := volcano.DefaultConfig()
@@ -266,7 +279,14 @@ func TestPrefixLength(t *testing.T) {
 	}
 	b := topology.NewBuilder()
 	b.AddNode(topology.Node{Name: "n1"})
+	b.AddNode(topology.Node{Name: "n2"})
 	b.AddPath("n1", []topology.SwitchInfo{{ID: "S" + strings.Repeat("w", topology.MaxNameLen-1)}})
+	b.AddPath("n2", []topology.SwitchInfo{{ID: "s2"}})
+	// A 64-character domain under two leaves: its two HyperNodes' names
+	// carry the domain infix and a hash.
+	for _, n := range []string{"n1", "n2"} {
+		b.AddToDomain(n, strings.Repeat("d", topology.MaxNameLen), "")
+	}
 	g, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
