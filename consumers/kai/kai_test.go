@@ -84,12 +84,13 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 			if err := kaitest.ReadyNodes(ctx, c, nodes, kaitest.DefaultNodeResources); err != nil {
 				t.Fatal(err)
 			}
-			gang := kaitest.Gang{Name: "gang", Pool: f.Prefix, Pods: gangPods, GPUsPerPod: gpusPerPod}
+			// KAI keys PodGroups by name alone: keep names unique in the cluster.
+			gang := kaitest.Gang{Name: f.Prefix + "-gang", Pool: f.Prefix, Pods: gangPods, GPUsPerPod: gpusPerPod}
 			if tt.topology {
 				gang.Topology, gang.RequiredLevel = publish(t, c, f, g)
 			}
 			gang.Namespace = kaitest.Namespace(t, c)
-			queue, err := kaitest.CreateQueues(ctx, c, f.Prefix+"-queue")
+			queue, err := kaitest.CreateQueues(ctx, c, f.Prefix+"-queue", f.Prefix)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -107,9 +107,10 @@ func Namespace(t testing.TB, c *kubetest.Cluster) string {
 }
 
 // CreateQueues creates a parent Queue name+"-parent" and a leaf Queue
-// name under it, both without quota and without limit, and returns the
-// leaf's name.
-func CreateQueues(ctx context.Context, c *kubetest.Cluster, name string) (string, error) {
+// name under it, both without quota and without limit, in node pool pool
+// (a scheduler sees only the Queues of its pool), and returns the leaf's
+// name.
+func CreateQueues(ctx context.Context, c *kubetest.Cluster, name, pool string) (string, error) {
 	unlimited := map[string]any{"quota": int64(0), "limit": int64(-1), "overQuotaWeight": int64(1)}
 	for _, q := range []struct{ name, parent string }{{name + "-parent", ""}, {name, name + "-parent"}} {
 		spec := map[string]any{"resources": map[string]any{"gpu": unlimited, "cpu": unlimited, "memory": unlimited}}
@@ -118,7 +119,7 @@ func CreateQueues(ctx context.Context, c *kubetest.Cluster, name string) (string
 		}
 		o := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
-			"metadata": map[string]any{"name": q.name}, "spec": spec,
+			"metadata": map[string]any{"name": q.name, "labels": map[string]any{NodePoolLabel: pool}}, "spec": spec,
 		}}
 		if _, err := c.Dynamic().Resource(QueueGVR).Create(ctx, o, metav1.CreateOptions{}); err != nil {
 			return "", fmt.Errorf("kaitest: create queue %s: %w", q.name, err)
@@ -156,7 +157,9 @@ func pod(ns, name string, gpus int) *corev1.Pod {
 	}
 }
 
-// Gang is a PodGroup and its pods.
+// Gang is a PodGroup and its pods. KAI v0.12.0 keys PodGroups by name
+// alone, so the name must be unique in the cluster, not only in the
+// namespace.
 type Gang struct {
 	Namespace, Name string
 	// Queue is the leaf Queue; Pool the node pool (see NodePoolLabel).
