@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,11 +43,11 @@ func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 // placeTimeout bounds the wait for KAI's BindRequests (2 busy cores).
 const placeTimeout = 3 * time.Minute
 
-// gpusPerPod is what each pod of the gang asks for: half a node.
-const gpusPerPod = 4
-
-// gangPods is the size of the gang.
-const gangPods = 4
+// The gang: gangPods pods of gpusPerPod GPUs (half a node) each.
+const (
+	gangPods   = 4
+	gpusPerPod = 4
+)
 
 // used is the GPUs already taken on each node before the gang arrives
 // (8 per node): leaf 1 can take one more pod, leaf 2 two, leaf 3 eight,
@@ -59,19 +60,34 @@ func fabric(prefix string) kubetest.Fabric {
 	return kubetest.Fabric{Prefix: prefix, Nodes: len(used), NodesPerLeaf: 4, LeavesPerSpine: 2, Tiers: 2}
 }
 
+// What a case expects of KAI.
+const (
+	oneLeaf = "the gang in the one leaf with room"
+	spread  = "the gang over several leaves"
+	pending = "no placement at all"
+)
+
 // TestKAIPlacesGangInOneLeaf: with our labels and our Topology, and a
-// PodGroup whose topologyConstraint.requiredTopologyLevel is the leaf
-// level, the real KAI scheduler binds the whole gang to nodes of one leaf
-// of our graph, the only one with room for it; in the control run (no
-// labels, no Topology, no constraint) the same gang spreads over leaves.
+// PodGroup whose topologyConstraint asks for the leaf level (required or
+// preferred), the real KAI scheduler binds the whole gang to nodes of one
+// leaf of our graph, the only one with room for it; in the control run
+// (no labels, no Topology, no constraint) the same gang spreads over
+// leaves; a gang that fits in no single leaf is not placed at all when
+// the leaf is required.
 func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name     string
-		topology bool
+		name       string
+		topology   bool // labels, Topology and a constraint
+		preferred  bool // preferredTopologyLevel instead of requiredTopologyLevel
+		pods, gpus int
+		want       string
 	}{
-		{"topology", true},
-		{"control", false},
+		{name: "required", topology: true, pods: gangPods, gpus: gpusPerPod, want: oneLeaf},
+		{name: "preferred", topology: true, preferred: true, pods: gangPods, gpus: gpusPerPod, want: oneLeaf},
+		{name: "control", pods: gangPods, gpus: gpusPerPod, want: spread},
+		// 9 half-node pods: the cluster has room for 11, no leaf for more than 8.
+		{name: "no-leaf-fits", topology: true, pods: 9, gpus: gpusPerPod, want: pending},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -85,9 +101,15 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 				t.Fatal(err)
 			}
 			// KAI keys PodGroups by name alone: keep names unique in the cluster.
-			gang := kaitest.Gang{Name: f.Prefix + "-gang", Pool: f.Prefix, Pods: gangPods, GPUsPerPod: gpusPerPod}
+			gang := kaitest.Gang{Name: f.Prefix + "-gang", Pool: f.Prefix, Pods: tt.pods, GPUsPerPod: tt.gpus}
 			if tt.topology {
-				gang.Topology, gang.RequiredLevel = publish(t, c, f, g)
+				var level string
+				gang.Topology, level = publish(t, c, f, g)
+				if tt.preferred {
+					gang.PreferredLevel = level
+				} else {
+					gang.RequiredLevel = level
+				}
 			}
 			gang.Namespace = kaitest.Namespace(t, c)
 			queue, err := kaitest.CreateQueues(ctx, c, f.Prefix+"-queue", f.Prefix)
@@ -102,14 +124,28 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 					}
 				}
 			}
-			fits := leavesThatFit(f, g)
-			if len(fits) != 1 || fits[0] == f.Leaf(0) {
+			fits, total := leavesThatFit(f, g, gang)
+			switch {
+			case tt.want == pending && (len(fits) != 0 || total < gang.Pods):
+				t.Fatalf("the fill leaves room for the gang in leaves %v, for %d pods in the cluster; want no leaf, but room in the cluster", fits, total)
+			case tt.want != pending && (len(fits) != 1 || fits[0] == f.Leaf(0)):
 				t.Fatalf("the fill leaves room for the gang in %v; want one leaf, not the first", fits)
 			}
 
 			s := kaitest.Start(t, in, c, f.Prefix)
 			if err := gang.Create(ctx, c); err != nil {
 				t.Fatal(err)
+			}
+			if tt.want == pending {
+				why, err := gang.WaitUnschedulable(ctx, c, s, placeTimeout)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(why, gang.RequiredLevel) {
+					t.Errorf("KAI's reason does not name the required level %s: %s", gang.RequiredLevel, why)
+				}
+				t.Logf("%s: not placed, as wanted: %s", tt.name, why)
+				return
 			}
 			placed, err := gang.WaitPlaced(ctx, c, s, placeTimeout)
 			if err != nil {
@@ -126,12 +162,12 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 			for _, ns := range byLeaf {
 				sort.Strings(ns)
 			}
-			t.Logf("%s: required level %q; KAI bound %v; by leaf of the graph: %v", tt.name, gang.RequiredLevel, sorted(placed), byLeaf)
+			t.Logf("%s: level %q; KAI bound %v; by leaf of the graph: %v", tt.name, gang.RequiredLevel+gang.PreferredLevel, sorted(placed), byLeaf)
 			leaves := slices.Sorted(maps.Keys(byLeaf))
 			switch {
-			case tt.topology && (len(leaves) != 1 || leaves[0] != fits[0]):
+			case tt.want == oneLeaf && (len(leaves) != 1 || leaves[0] != fits[0]):
 				t.Errorf("gang placed in leaves %v, want all in %s (the only leaf with room)", leaves, fits[0])
-			case tt.topology:
+			case tt.want == oneLeaf:
 				t.Logf("domain chosen: %s (nodes %v)", leaves[0], byLeaf[leaves[0]])
 			case len(leaves) < 2:
 				t.Errorf("control: gang placed in %v without topology; want it spread over leaves, or the test proves nothing", leaves)
@@ -181,20 +217,21 @@ func publish(t *testing.T, c *kubetest.Cluster, f kubetest.Fabric, g *topology.G
 }
 
 // leavesThatFit returns the leaves of g whose free GPUs (after used) hold
-// the whole gang, pods whole on nodes.
-func leavesThatFit(f kubetest.Fabric, g *topology.Graph) []string {
+// the whole gang, pods whole on nodes, and how many of its pods the whole
+// cluster holds.
+func leavesThatFit(f kubetest.Fabric, g *topology.Graph, gang kaitest.Gang) (leaves []string, total int) {
 	room := map[string]int{}
 	for i, u := range used {
 		n, _ := g.Node(f.NodeName(i))
-		room[n.Leaf] += (kaitest.DefaultNodeResources.GPUs - u) / gpusPerPod
+		room[n.Leaf] += (kaitest.DefaultNodeResources.GPUs - u) / gang.GPUsPerPod
+		total += (kaitest.DefaultNodeResources.GPUs - u) / gang.GPUsPerPod
 	}
-	var out []string
 	for _, leaf := range slices.Sorted(maps.Keys(room)) {
-		if room[leaf] >= gangPods {
-			out = append(out, leaf)
+		if room[leaf] >= gang.Pods {
+			leaves = append(leaves, leaf)
 		}
 	}
-	return out
+	return leaves, total
 }
 
 func sorted(placed map[string]string) []string {

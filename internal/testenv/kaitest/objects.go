@@ -245,6 +245,43 @@ func (g Gang) WaitPlaced(ctx context.Context, c *kubetest.Cluster, s *Scheduler,
 	return placed, nil
 }
 
+// WaitUnschedulable polls the PodGroup until KAI records a scheduling
+// condition on it (it found no placement for the gang) and returns the
+// conditions' messages; it then checks that no pod of the gang has a
+// BindRequest.
+func (g Gang) WaitUnschedulable(ctx context.Context, c *kubetest.Cluster, s *Scheduler, timeout time.Duration) (string, error) {
+	var msgs []string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if exited, err := s.Exited(); exited {
+			return false, err
+		}
+		pg, err := c.Dynamic().Resource(PodGroupGVR).Namespace(g.Namespace).Get(ctx, g.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil // the next poll retries
+		}
+		conds, _, _ := unstructured.NestedSlice(pg.Object, "status", "schedulingConditions")
+		msgs = msgs[:0]
+		for _, cond := range conds {
+			m, _ := cond.(map[string]any)
+			msgs = append(msgs, fmt.Sprintf("%v: %v", m["type"], m["message"]))
+		}
+		return len(msgs) > 0, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("kaitest: gang %s: no scheduling condition: %w; podgroup status: %s", g.Name, err, g.status(ctx, c))
+	}
+	list, err := c.Dynamic().Resource(BindRequestGVR).Namespace(g.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("kaitest: list bind requests: %w", err)
+	}
+	for _, br := range list.Items {
+		if pod, _, _ := unstructured.NestedString(br.Object, "spec", "podName"); slices.Contains(g.PodNames(), pod) {
+			return "", fmt.Errorf("kaitest: gang %s is unschedulable (%s) but pod %s has a BindRequest", g.Name, strings.Join(msgs, "; "), pod)
+		}
+	}
+	return strings.Join(msgs, "; "), nil
+}
+
 // status summarises the PodGroup's conditions and scheduling messages.
 func (g Gang) status(ctx context.Context, c *kubetest.Cluster) string {
 	pg, err := c.Dynamic().Resource(PodGroupGVR).Namespace(g.Namespace).Get(ctx, g.Name, metav1.GetOptions{})
