@@ -60,6 +60,10 @@ func fabric(prefix string) kubetest.Fabric {
 	return kubetest.Fabric{Prefix: prefix, Nodes: len(used), NodesPerLeaf: 4, LeavesPerSpine: 2, Tiers: 2}
 }
 
+// unknownLevel is what KAI logs when a PodGroup asks for a level that its
+// Topology does not have (the PodGroup only reads "Unable to schedule").
+const unknownLevel = "does not contain a level with this name"
+
 // What a case expects of KAI.
 const (
 	oneLeaf = "the gang in the one leaf with room"
@@ -78,8 +82,9 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name       string
-		topology   bool // labels, Topology and a constraint
-		preferred  bool // preferredTopologyLevel instead of requiredTopologyLevel
+		topology   bool   // labels, Topology and a constraint
+		preferred  bool   // preferredTopologyLevel instead of requiredTopologyLevel
+		level      string // the level asked for instead of the Topology's leaf level
 		pods, gpus int
 		want       string
 	}{
@@ -88,6 +93,9 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 		{name: "control", pods: gangPods, gpus: gpusPerPod, want: spread},
 		// 9 half-node pods: the cluster has room for 11, no leaf for more than 8.
 		{name: "no-leaf-fits", topology: true, pods: 9, gpus: gpusPerPod, want: pending},
+		// A short level name, as an alias would give: KAI v0.12.0 knows
+		// levels by their node label only.
+		{name: "short-level-name", topology: true, level: "leaf", pods: gangPods, gpus: gpusPerPod, want: pending},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -105,6 +113,9 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 			if tt.topology {
 				var level string
 				gang.Topology, level = publish(t, c, f, g)
+				if tt.level != "" {
+					level = tt.level
+				}
 				if tt.preferred {
 					gang.PreferredLevel = level
 				} else {
@@ -125,10 +136,11 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 				}
 			}
 			fits, total := leavesThatFit(f, g, gang)
-			switch {
-			case tt.want == pending && (len(fits) != 0 || total < gang.Pods):
-				t.Fatalf("the fill leaves room for the gang in leaves %v, for %d pods in the cluster; want no leaf, but room in the cluster", fits, total)
-			case tt.want != pending && (len(fits) != 1 || fits[0] == f.Leaf(0)):
+			if tt.want == pending && tt.level == "" {
+				if len(fits) != 0 || total < gang.Pods {
+					t.Fatalf("the fill leaves room for the gang in leaves %v, for %d pods in the cluster; want no leaf, but room in the cluster", fits, total)
+				}
+			} else if len(fits) != 1 || fits[0] == f.Leaf(0) {
 				t.Fatalf("the fill leaves room for the gang in %v; want one leaf, not the first", fits)
 			}
 
@@ -141,8 +153,11 @@ func TestKAIPlacesGangInOneLeaf(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(why, gang.RequiredLevel) {
-					t.Errorf("KAI's reason does not name the required level %s: %s", gang.RequiredLevel, why)
+				switch {
+				case tt.level == "" && !strings.Contains(why, gang.RequiredLevel):
+					t.Errorf("KAI's reason does not name the required level %q: %s", gang.RequiredLevel, why)
+				case tt.level != "" && !s.Logged(unknownLevel):
+					t.Errorf("KAI did not log %q for the level %q", unknownLevel, tt.level)
 				}
 				t.Logf("%s: not placed, as wanted: %s", tt.name, why)
 				return

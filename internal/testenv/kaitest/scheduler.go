@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -109,6 +110,10 @@ func (s *Scheduler) Stop() {
 		<-s.done
 	}
 }
+
+// Logged reports whether the scheduler's output (what is kept of it)
+// contains sub.
+func (s *Scheduler) Logged(sub string) bool { return strings.Contains(s.out.tail(maxOutput), sub) }
 
 // Tail returns the last n bytes of the scheduler's output.
 func (s *Scheduler) Tail(n int) string { return s.out.tail(n) }
