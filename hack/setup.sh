@@ -4,7 +4,7 @@
 # host (slurmctld, slurmd, slurm-client), Slurm 24.11 in a cached Debian
 # trixie chroot, ibsim and the real ibnetdiscover, etcd and a kube-apiserver
 # built once from k8s.io/kubernetes, the KAI scheduler built once from
-# github.com/NVIDIA/KAI-scheduler (with its CRDs; 25-35 minutes cold), and
+# github.com/NVIDIA/KAI-scheduler (with its CRDs; 6-7 minutes cold), and
 # helm built once from helm.sh/helm/v4,
 # buildah, skopeo and umoci for the container image, and nfpm, lintian,
 # rpm and systemd-analyze for the system packages, and chromium and
