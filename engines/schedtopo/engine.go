@@ -236,7 +236,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 func (e *Engine) staleWarning(name string, levels []string) string {
 	who := "ResourceFlavor.spec.topologyName"
 	if e.sched.Engine == KAI.Engine {
-		who = "the workloads' kai.scheduler/topology annotation"
+		who = "the PodGroups' spec.topologyConstraint.topology (or the workloads' kai.scheduler/topology annotation)"
 	}
 	return fmt.Sprintf("Topology %s (levels %v) replaces %s: point %s at %s, then delete %s", name, levels, e.cfg.Name, who, name, e.cfg.Name)
 }

@@ -45,6 +45,7 @@ var rules = map[string]layer{
 	"cmd":                 {7, "cmd"},
 	"charts":              {7, "cmd"},
 	"packaging":           {7, "cmd"},
+	"consumers":           {7, "cmd"},
 	"tools":               {7, "cmd"},
 }
 
