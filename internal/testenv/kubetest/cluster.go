@@ -115,13 +115,13 @@ func start(ctx context.Context, b Binaries, opts Options) (_ *Cluster, err error
 		return nil, err
 	}
 	c.api, err = startProcess(dir, "kube-apiserver", b.APIServer, append([]string{
-		"--etcd-servers="+clientURL,
-		"--secure-port="+strconv.Itoa(ports[2]), "--bind-address=127.0.0.1",
-		"--cert-dir="+filepath.Join(dir, "certs"),
+		"--etcd-servers=" + clientURL,
+		"--secure-port=" + strconv.Itoa(ports[2]), "--bind-address=127.0.0.1",
+		"--cert-dir=" + filepath.Join(dir, "certs"),
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+filepath.Join(dir, "sa.key"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.key"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--profiling=false"}, opts.APIServerFlags...)...)
