@@ -6,9 +6,11 @@
 package consumertest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/toposcope/toposcope/engines"
@@ -54,6 +56,22 @@ func NewFabric(prefix string, s Shape) (*Fabric, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumertest: %w", err)
 	}
+	return fromModel(prefix, doc)
+}
+
+// NewFabricModel reads the sim model at path, with every "PREFIX" in it
+// replaced by prefix (so that node names are the test's own), and
+// discovers its graph.
+func NewFabricModel(prefix, path string) (*Fabric, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("consumertest: %w", err)
+	}
+	return fromModel(prefix, bytes.ReplaceAll(data, []byte("PREFIX"), []byte(prefix)))
+}
+
+// fromModel parses a sim model and discovers its graph.
+func fromModel(prefix string, doc []byte) (*Fabric, error) {
 	m, err := sim.Parse(doc, prefix+".yaml")
 	if err != nil {
 		return nil, fmt.Errorf("consumertest: %w", err)

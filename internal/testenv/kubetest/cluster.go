@@ -302,6 +302,12 @@ type process struct {
 }
 
 func startProcess(dir, name, bin string, args ...string) (*process, error) {
+	return startProcessEdit(dir, name, bin, args)
+}
+
+// startProcessEdit is startProcess with edits applied to the command
+// before it starts (environment, namespaces).
+func startProcessEdit(dir, name, bin string, args []string, edits ...func(*exec.Cmd)) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -312,6 +318,9 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 	cmd.Dir = dir
 	// The child dies with the test binary, even when it is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	for _, edit := range edits {
+		edit(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("kubetest: start %s: %w", name, err)
