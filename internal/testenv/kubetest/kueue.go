@@ -120,8 +120,11 @@ exec "$@"
 // or an unprivileged user namespace, is needed for that mount).
 func (c *Cluster) StartKueue(ctx context.Context, b KueueBinaries) (*Kueue, error) {
 	crds, err := filepath.Glob(filepath.Join(b.ConfigDir, "crd", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		return nil, fmt.Errorf("kubetest: no Kueue CRDs in %s/crd (%v)", b.ConfigDir, err)
+	if err != nil {
+		return nil, fmt.Errorf("kubetest: Kueue CRDs: %w", err)
+	}
+	if len(crds) == 0 {
+		return nil, fmt.Errorf("kubetest: no Kueue CRDs in %s/crd", b.ConfigDir)
 	}
 	if err := c.InstallCRDs(ctx, crds...); err != nil {
 		return nil, err
