@@ -38,12 +38,15 @@ func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 // bindTimeout bounds the wait for the scheduler to bind a gang.
 const bindTimeout = 2 * time.Minute
 
-// shape: 4 racks (leaves) of 4 nodes, 2 racks per block (spine).
-var shape = consumertest.Shape{Nodes: 16, NodesPerLeaf: 4, LeavesPerSpine: 2}
+// shape: 8 racks (leaves) of 4 nodes, 2 racks per block (spine). With the
+// first node of racks 1-7 busy, 25 nodes are free and only rack 8 holds 4
+// of them: an unconstrained gang lands all in rack 8 with a chance of 1 in
+// C(25,4) = 12650 if the scheduler picked nodes uniformly.
+var shape = consumertest.Shape{Nodes: 32, NodesPerLeaf: 4, LeavesPerSpine: 2}
 
-// TestGangInOneRack: the first node of racks 1-3 is busy, so a gang of 4
+// TestGangInOneRack: the first node of racks 1-7 is busy, so a gang of 4
 // whole-node pods with our rack label as its topology constraint fits
-// only in rack 4, the last by name; the scheduler must bind all four
+// only in rack 8, the last by name; the scheduler must bind all four
 // there. The control runs the same gang on the same fabric without our
 // labels (and so without the constraint): the pods spread over racks.
 func TestGangInOneRack(t *testing.T) {
@@ -110,10 +113,9 @@ func TestGangInOneRack(t *testing.T) {
 	}
 }
 
-// runGang creates a gang PodGroup of n whole-node pods limited to the
-// fabric's nodes, waits until every pod is bound and returns the nodes,
-// sorted.
-func runGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabric, n int, constraint *schedv1beta1.PodGroupSchedulingConstraints) []string {
+// createGang creates a gang PodGroup of n whole-node pods limited to the
+// fabric's nodes and returns its name.
+func createGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabric, n int, constraint *schedv1beta1.PodGroupSchedulingConstraints) string {
 	t.Helper()
 	ctx := t.Context()
 	pg := &schedv1beta1.PodGroup{
@@ -133,6 +135,15 @@ func runGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabri
 			t.Fatalf("create pod: %v", err)
 		}
 	}
+	return pg.Name
+}
+
+// runGang is createGang, then waits until every pod is bound and returns
+// the nodes, sorted.
+func runGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabric, n int, constraint *schedv1beta1.PodGroupSchedulingConstraints) []string {
+	t.Helper()
+	ctx := t.Context()
+	pg := createGang(t, c, ns, f, n, constraint)
 	nodes := map[string]string{}
 	err := kubetest.Poll(ctx, bindTimeout, "the gang's pods to be bound", func(ctx context.Context) (bool, error) {
 		pods, err := c.Core().CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -147,8 +158,70 @@ func runGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabri
 		return len(nodes) == n, nil
 	})
 	if err != nil {
-		got, _ := c.Core().SchedulingV1beta1().PodGroups(ns).Get(ctx, pg.Name, metav1.GetOptions{})
+		got, _ := c.Core().SchedulingV1beta1().PodGroups(ns).Get(ctx, pg, metav1.GetOptions{})
 		t.Fatalf("%v; bound so far %v; PodGroup status %+v\n%s", err, nodes, got.Status, c.SchedulerLog())
 	}
 	return slices.Sorted(maps.Values(nodes))
+}
+
+// TestGangWithoutRoomStaysPending: with the first node of every rack busy,
+// no rack holds a gang of 4 whole-node pods constrained to our rack label,
+// though 24 nodes are free. The scheduler must bind none of them and mark
+// the PodGroup unschedulable.
+func TestGangWithoutRoomStaysPending(t *testing.T) {
+	t.Parallel()
+	c := env.Require(t)
+	ctx := t.Context()
+	f, err := consumertest.NewFabric(c.Prefix(t), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	ns := c.WorkNamespace(ctx, t)
+	var busy []string
+	for _, id := range f.SwitchIDs(0) {
+		busy = append(busy, f.Members(0)[id][0])
+	}
+	if err := c.BindPods(ctx, ns, busy, consumertest.GPUsPerNode); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := f.Publish(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rackKey, _ := keys.Tier(0)
+	constraint := &schedv1beta1.PodGroupSchedulingConstraints{Topology: []schedv1beta1.TopologyConstraint{{Key: rackKey}}}
+	pg := createGang(t, c, ns, f, 4, constraint)
+	var reason, msg string
+	err = kubetest.Poll(ctx, bindTimeout, "the PodGroup to be marked unschedulable", func(ctx context.Context) (bool, error) {
+		got, err := c.Core().SchedulingV1beta1().PodGroups(ns).Get(ctx, pg, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == schedv1beta1.PodGroupInitiallyScheduled && cond.Status == metav1.ConditionFalse {
+				reason, msg = cond.Reason, cond.Message
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, c.SchedulerLog())
+	}
+	pods, err := c.Core().CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Name, "gang-") && p.Spec.NodeName != "" {
+			t.Errorf("pod %s bound to %s although no rack has room for the gang", p.Name, p.Spec.NodeName)
+		}
+	}
+	if reason != schedv1beta1.PodGroupReasonUnschedulable {
+		t.Errorf("PodGroup reason %q, want %q (%s)", reason, schedv1beta1.PodGroupReasonUnschedulable, msg)
+	}
+	t.Logf("pending as expected: %s: %s", reason, msg)
 }
