@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,13 +129,18 @@ func newSetup(t *testing.T, fabric func(prefix string) (*consumertest.Fabric, er
 	if s.q, err = consumertest.CreateQueues(ctx, c.Dynamic(), f, s.topo, ns); err != nil {
 		t.Fatal(err)
 	}
+	if err := consumertest.WaitActive(ctx, c.Dynamic(), s.q.ClusterQueue, admitTimeout); err != nil {
+		t.Fatalf("%v\n%s", err, kueueLog(c))
+	}
 	return s
 }
 
-// submit creates a gang Workload and waits until Kueue admits it (true)
-// or reports it pending with QuotaReserved=False (false, and the
-// condition's message).
-func (s setup) submit(t *testing.T, name string, count int, req consumertest.TopologyRequest) (*unstructured.Unstructured, bool, string) {
+// submit creates a gang Workload and waits for Kueue's decision: with
+// admit, until it is admitted; without, until it is pending
+// (QuotaReserved=False) for want of room, not because Kueue has yet to
+// see the fabric ("no topology domains"), which it retries. It returns
+// the Workload and the last pending message.
+func (s setup) submit(t *testing.T, name string, count int, req consumertest.TopologyRequest, admit bool) (*unstructured.Unstructured, string) {
 	t.Helper()
 	ctx := t.Context()
 	wl, err := s.q.Workload(name, count, req)
@@ -146,24 +152,30 @@ func (s setup) submit(t *testing.T, name string, count int, req consumertest.Top
 		t.Fatalf("create Workload %s: %v", name, err)
 	}
 	var got *unstructured.Unstructured
-	admitted, msg := false, ""
-	err = kubetest.Poll(ctx, admitTimeout, "Kueue to admit or refuse Workload "+name, func(ctx context.Context) (bool, error) {
+	msg := ""
+	what := map[bool]string{true: "Kueue to admit Workload ", false: "Kueue to leave pending for want of room Workload "}[admit]
+	err = kubetest.Poll(ctx, admitTimeout, what+name, func(ctx context.Context) (bool, error) {
 		got, err = ri.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		if st, _, _, ok := consumertest.Condition(got, "Admitted"); ok && st == "True" {
-			admitted = true
+		st, _, _, _ := consumertest.Condition(got, "Admitted")
+		if st == "True" {
 			return true, nil
 		}
 		st, reason, m, ok := consumertest.Condition(got, "QuotaReserved")
-		msg = reason + ": " + m
-		return ok && st == "False" && reason == "Pending" && m != "", nil
+		if ok {
+			msg = reason + ": " + m
+		}
+		return !admit && ok && st == "False" && reason == "Pending" && m != "" && !strings.Contains(m, "no topology domains"), nil
 	})
 	if err != nil {
 		t.Fatalf("%v; last status %v\n%s", err, got.Object["status"], kueueLog(s.c))
 	}
-	return got, admitted, msg
+	if st, _, _, _ := consumertest.Condition(got, "Admitted"); (st == "True") != admit {
+		t.Fatalf("Workload %s admitted = %v, want %v: %v", name, st == "True", admit, got.Object["status"])
+	}
+	return got, msg
 }
 
 func kueueLog(*kubetest.Cluster) string {
@@ -194,20 +206,26 @@ func (s setup) placement(t *testing.T, wl *unstructured.Unstructured) map[string
 		t.Fatalf("assignments %+v, admitted %v: %v", as, ok, err)
 	}
 	a := as[0]
-	if !slices.Equal(a.Levels, s.levels) {
-		t.Errorf("assignment levels %v, want the Topology's %v", a.Levels, s.levels)
+	// Kueue stores only the levels it needs: with kubernetes.io/hostname
+	// last, the hostname alone (the rest follows from the nodes' labels).
+	if len(a.Levels) == 0 || len(a.Levels) > len(s.levels) || !slices.Equal(a.Levels, s.levels[len(s.levels)-len(a.Levels):]) {
+		t.Fatalf("assignment levels %v are not the finest levels of the Topology's %v", a.Levels, s.levels)
 	}
-	host := s.level(t, keys.Hostname)
+	off := len(s.levels) - len(a.Levels)
+	host := s.level(t, keys.Hostname) - off
 	out := map[string]int{}
 	for _, d := range a.Domains {
 		node := d.Values[host]
 		if !slices.Contains(s.f.Nodes, node) || slices.Contains(s.busy, node) {
 			t.Errorf("pod placed on %s: not a free node of the fabric", node)
 		}
-		for tier := range 2 {
-			key := s.f.Graph.Depth() - 1 - tier // levels: core, spine, leaf, hostname
-			if got, want := d.Values[key], s.f.Switch(node, tier); got != want {
-				t.Errorf("node %s: level %s = %q, our graph says %q", node, a.Levels[key], got, want)
+		for tier := range s.f.Graph.Depth() {
+			key := s.f.Graph.Depth() - 1 - tier // levels: coarsest tier first, hostname last
+			if key < off {
+				continue
+			}
+			if got, want := d.Values[key-off], s.f.Switch(node, tier); got != want {
+				t.Errorf("node %s: level %s = %q, our graph says %q", node, s.levels[key], got, want)
 			}
 		}
 		out[node] += d.Pods
@@ -279,11 +297,11 @@ func TestTopologyAwareAdmission(t *testing.T) {
 			if tt.preferred {
 				req = consumertest.TopologyRequest{Preferred: key}
 			}
-			wl, admitted, msg := s.submit(t, "gang", tt.count, req)
-			if admitted != tt.admitted {
-				t.Fatalf("admitted = %v (%s), want %v; status %v", admitted, msg, tt.admitted, wl.Object["status"])
-			}
-			if !admitted {
+			wl, msg := s.submit(t, "gang", tt.count, req, tt.admitted)
+			if !tt.admitted {
+				if !strings.Contains(msg, `topology "`+s.topo+`" allows to fit only`) {
+					t.Errorf("pending message does not say that our Topology %s leaves no room: %s", s.topo, msg)
+				}
 				t.Logf("pending as expected: %s", msg)
 				return
 			}

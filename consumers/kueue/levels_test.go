@@ -2,6 +2,7 @@ package kueue_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -31,9 +32,7 @@ func TestLevelChange(t *testing.T) {
 	ctx := t.Context()
 	dyn := s.c.Dynamic()
 	rack := s.levels[len(s.levels)-2]
-	if _, admitted, msg := s.submit(t, "before", 2, consumertest.TopologyRequest{Required: rack}); !admitted {
-		t.Fatalf("gang before the change not admitted: %s", msg)
-	}
+	s.submit(t, "before", 2, consumertest.TopologyRequest{Required: rack}, true)
 
 	grown, err := consumertest.NewFabricModel(s.f.Prefix, "testdata/three-tier.yaml")
 	if err != nil {
@@ -129,15 +128,19 @@ func TestLevelChange(t *testing.T) {
 		t.Errorf("the gang admitted before the change lost its admission: %v", before.Object["status"])
 	}
 	core := levels[0]
-	after, admitted, msg := s.submit(t, "after", 6, consumertest.TopologyRequest{Required: core})
-	if !admitted {
-		t.Fatalf("gang by the new level %s not admitted: %s", core, msg)
+	after, _ := s.submit(t, "after", 6, consumertest.TopologyRequest{Required: core}, true)
+	// The gang is admitted through the new flavor, whose Topology has the
+	// new levels: check its nodes against the grown graph.
+	s.f, s.levels, s.topo = grown, levels, newTopo
+	nodes := s.placement(t, after)
+	if cores := s.under(nodes, 2); len(cores) != 1 || cores[grown.Switch(grown.Nodes[0], 2)] != 6 {
+		t.Errorf("new gang by %s placed %v, want all 6 pods under %s", core, cores, grown.Switch(grown.Nodes[0], 2))
 	}
-	as, _, err := consumertest.Assignments(after)
-	if err != nil || len(as) != 1 || !slices.Equal(as[0].Levels, levels) {
-		t.Fatalf("new gang's assignment %+v (%v), want levels %v", as, err, levels)
+	psa, _, _ := unstructured.NestedSlice(after.Object, "status", "admission", "podSetAssignments")
+	if fl, _, _ := unstructured.NestedString(psa[0].(map[string]any), "flavors", "nvidia.com/gpu"); fl != newFlavor {
+		t.Errorf("new gang admitted with flavor %q, want %s", fl, newFlavor)
 	}
-	t.Logf("after the change, a gang by %s was admitted with levels %v", core, as[0].Levels)
+	t.Logf("after the change, a gang by %s was admitted with flavor %s on %v", core, newFlavor, slices.Sorted(maps.Keys(nodes)))
 }
 
 // retry runs f until it returns something other than a conflict.

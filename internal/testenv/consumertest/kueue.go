@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/toposcope/toposcope/internal/testenv/kubetest"
 )
 
 // KueueGroup is Kueue's API group; the tests speak v1beta2.
@@ -247,3 +250,23 @@ func Condition(wl *unstructured.Unstructured, typ string) (status, reason, messa
 
 // mustQuantity parses a quantity written in this file.
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// WaitActive polls until the ClusterQueue's Active condition is True:
+// Kueue has its ResourceFlavor and that flavor's Topology.
+func WaitActive(ctx context.Context, dyn dynamic.Interface, cq string, timeout time.Duration) error {
+	ri := dyn.Resource(KueueResource("clusterqueues"))
+	last := ""
+	err := kubetest.Poll(ctx, timeout, "ClusterQueue "+cq+" to be active", func(ctx context.Context) (bool, error) {
+		o, err := ri.Get(ctx, cq, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		st, reason, msg, _ := Condition(o, "Active")
+		last = reason + ": " + msg
+		return st == "True", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last: %s)", err, last)
+	}
+	return nil
+}
