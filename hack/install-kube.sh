@@ -4,18 +4,20 @@
 # On a fresh Debian bookworm machine (root, with Go, gcc and git) this:
 #   1. installs the Debian packages etcd-server (etcd 3.4) and openssl, running
 #      apt-get update only when a package has no install candidate yet;
-#   2. builds kube-apiserver ${KUBE_VERSION} from the Go module k8s.io/kubernetes, in the
-#      small module hack/kube-apiserver (its own go.mod, outside toposcope's build), once, into
-#        ${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}/bin/kube-apiserver-${KUBE_VERSION}
+#   2. builds kube-apiserver and kube-scheduler ${KUBE_VERSION} from the Go module
+#      k8s.io/kubernetes, in the small module hack/kube-apiserver (its own go.mod, outside
+#      toposcope's build), once each, into
+#        ${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}/bin/NAME-${KUBE_VERSION}
 #      The binary is built under a temporary name and renamed into place only after it
 #      ran `--version`, so an interrupted build never leaves a binary that looks complete.
-#      A cold build takes 10-40 minutes on 2 busy cores (33 min measured); Go's build cache makes a rebuild
-#      on the same machine much faster.
+#      A cold kube-apiserver build takes 10-40 minutes on 2 busy cores (33 min measured); with
+#      its build cache warm, kube-scheduler adds only ~66 packages. Go's build cache makes a
+#      rebuild on the same machine much faster.
 #
 # Safe to run many times: every step checks first and does nothing when already done.
 # Environment:
 #   TOPOSCOPE_CACHE  cache folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/toposcope)
-#   KUBE_BUILD_LOG   build log (default $TOPOSCOPE_CACHE/kube-apiserver-build.log)
+#   KUBE_BUILD_LOG   build log (default $TOPOSCOPE_CACHE/NAME-build.log)
 set -euo pipefail
 
 readonly KUBE_VERSION=v1.37.2
@@ -24,8 +26,6 @@ readonly PKGS=(etcd-server openssl)
 HERE="$(cd "$(dirname "$0")" && pwd)"
 CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
 BIN="$CACHE/bin"
-TARGET="$BIN/kube-apiserver-$KUBE_VERSION"
-BUILD_LOG="${KUBE_BUILD_LOG:-$CACHE/kube-apiserver-build.log}"
 
 log() { printf '[install-kube] %s\n' "$*"; }
 # shellcheck source=lib/apt.sh
@@ -48,16 +48,21 @@ install_packages() {
 	log "    ${PKGS[*]} installed ($(etcd --version 2>/dev/null | head -n 1))"
 }
 
-# 2. kube-apiserver from k8s.io/kubernetes.
-build_apiserver() {
-	if [[ -x "$TARGET" ]]; then
-		log "    cached: $TARGET"
+# 2. kube-apiserver and kube-scheduler from k8s.io/kubernetes.
+# build_kube NAME builds k8s.io/kubernetes/cmd/NAME into $BIN/NAME-$KUBE_VERSION.
+build_kube() {
+	local name=$1
+	local target="$BIN/$name-$KUBE_VERSION"
+	local build_log="${KUBE_BUILD_LOG:-$CACHE/$name-build.log}"
+	if [[ -x "$target" ]]; then
+		log "    cached: $target"
 		return
 	fi
 	mkdir -p "$BIN"
-	local tmp="$TARGET.tmp.$$"
-	trap 'rm -f "$tmp"' EXIT
-	log "    building into $tmp (log: $BUILD_LOG; 10-40 minutes cold on 2 busy cores)"
+	local tmp="$target.tmp.$$"
+	# shellcheck disable=SC2064 # expand $tmp now: it is local to this call
+	trap "rm -f '$tmp'" EXIT
+	log "    building into $tmp (log: $build_log; 10-40 minutes cold on 2 busy cores)"
 	local pkg=k8s.io/component-base/version
 	local ldflags="-s -w -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1"
 	ldflags+=" -X $pkg.gitMinor=$(cut -d. -f2 <<<"${KUBE_VERSION#v}") -X $pkg.gitTreeState=clean"
@@ -65,26 +70,29 @@ build_apiserver() {
 		cd "$HERE/kube-apiserver"
 		printf '\n$ go mod tidy\n'
 		go mod tidy
-		printf '\n$ go build -o %s k8s.io/kubernetes/cmd/kube-apiserver\n' "$tmp"
-		nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp" k8s.io/kubernetes/cmd/kube-apiserver
-	) >>"$BUILD_LOG" 2>&1 || {
-		tail -n 25 "$BUILD_LOG" >&2
-		die "building kube-apiserver failed; full output in $BUILD_LOG"
+		printf '\n$ go build -o %s k8s.io/kubernetes/cmd/%s\n' "$tmp" "$name"
+		nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp" "k8s.io/kubernetes/cmd/$name"
+	) >>"$build_log" 2>&1 || {
+		tail -n 25 "$build_log" >&2
+		die "building $name failed; full output in $build_log"
 	}
 	local version
-	version="$("$tmp" --version 2>&1)" || die "built kube-apiserver does not run: $version"
-	[[ "$version" == *"$KUBE_VERSION"* ]] || die "built kube-apiserver reports '$version', want $KUBE_VERSION"
-	mv -f "$tmp" "$TARGET"
+	version="$("$tmp" --version 2>&1)" || die "built $name does not run: $version"
+	[[ "$version" == *"$KUBE_VERSION"* ]] || die "built $name reports '$version', want $KUBE_VERSION"
+	mv -f "$tmp" "$target"
 	trap - EXIT
-	log "    built $TARGET ($version)"
+	log "    built $target ($version)"
 }
 
-link_apiserver() {
-	ln -sfn "kube-apiserver-$KUBE_VERSION" "$BIN/kube-apiserver"
-	log "    $BIN/kube-apiserver -> kube-apiserver-$KUBE_VERSION"
+# link_kube NAME points $BIN/NAME at the versioned binary.
+link_kube() {
+	ln -sfn "$1-$KUBE_VERSION" "$BIN/$1"
+	log "    $BIN/$1 -> $1-$KUBE_VERSION"
 }
 
 step "Debian packages (${PKGS[*]})" install_packages
-step "kube-apiserver $KUBE_VERSION" build_apiserver
-step "link" link_apiserver
-log "done; the tests find kube-apiserver in $BIN (or set TOPOSCOPE_KUBE_APISERVER)"
+step "kube-apiserver $KUBE_VERSION" build_kube kube-apiserver
+step "kube-scheduler $KUBE_VERSION" build_kube kube-scheduler
+step "link" link_kube kube-apiserver
+step "link" link_kube kube-scheduler
+log "done; the tests find kube-apiserver and kube-scheduler in $BIN (or set TOPOSCOPE_KUBE_APISERVER)"

@@ -3,9 +3,10 @@
 # gcc and git (run as root): make, golangci-lint, munge, Slurm 22.05 on the
 # host (slurmctld, slurmd, slurm-client), Slurm 24.11 in a cached Debian
 # trixie chroot, ibsim and the real ibnetdiscover, etcd and a kube-apiserver
-# built once from k8s.io/kubernetes, the KAI scheduler built once from
-# github.com/NVIDIA/KAI-scheduler (with its CRDs; 6-7 minutes cold), and
-# helm built once from helm.sh/helm/v4,
+# and kube-scheduler built once from k8s.io/kubernetes, Kueue built once from
+# sigs.k8s.io/kueue (with its CRDs; 11 minutes cold), the KAI scheduler built
+# once from github.com/NVIDIA/KAI-scheduler (with its CRDs; 6-7 minutes
+# cold), and helm built once from helm.sh/helm/v4,
 # buildah, skopeo and umoci for the container image, and nfpm, lintian,
 # rpm and systemd-analyze for the system packages, and chromium and
 # graphviz for the web view and graph output. It starts what must already run
@@ -21,6 +22,7 @@ export TOPOSCOPE_CACHE="$CACHE"
 bash hack/install-tools.sh
 bash hack/install-slurm.sh
 bash hack/install-kube.sh
+bash hack/install-kueue.sh
 bash hack/install-kai.sh
 bash hack/install-ibsim.sh
 bash hack/install-helm.sh

@@ -7,8 +7,10 @@
 // Both schedulers treat levels as immutable. When the fabric's depth (and
 // so the levels) changes, the engine does not try to update the object: it
 // reports the change as a warning and creates a new object named
-// <name>-<hash of the levels>, which ResourceFlavors (Kueue) or workloads
-// (KAI) must then be pointed at. See docs/kubernetes.md.
+// <name>-<hash of the levels>, which workloads (KAI) must then be pointed
+// at, or which a new ResourceFlavor must name in place of the old one in
+// the ClusterQueues (Kueue refuses to change a flavor's topologyName). See
+// docs/kubernetes.md.
 package schedtopo
 
 import (
@@ -233,12 +235,21 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	return res, nil
 }
 
+// staleWarning tells the operator how to move the scheduler onto the new
+// Topology. Kueue refuses to change a ResourceFlavor's topologyName (its
+// spec is immutable once topologyName is set), so the flavor must be
+// replaced, not edited.
 func (e *Engine) staleWarning(name string, levels []string) string {
-	who := "ResourceFlavor.spec.topologyName"
 	if e.sched.Engine == KAI.Engine {
-		who = "the PodGroups' spec.topologyConstraint.topology (or the workloads' kai.scheduler/topology annotation)"
+		return fmt.Sprintf("Topology %s (levels %v) replaces %s: point the PodGroups' spec.topologyConstraint.topology "+
+			"(or the workloads' kai.scheduler/topology annotation) at %s, then delete %s",
+			name, levels, e.cfg.Name, name, e.cfg.Name)
 	}
-	return fmt.Sprintf("Topology %s (levels %v) replaces %s: point %s at %s, then delete %s", name, levels, e.cfg.Name, who, name, e.cfg.Name)
+	return fmt.Sprintf("Topology %s (levels %v) replaces %s. Kueue refuses to change a ResourceFlavor's spec.topologyName, so: "+
+		"create a new ResourceFlavor with spec.topologyName: %s and the old flavor's nodeLabels, "+
+		"put it in place of the old flavor in every ClusterQueue's spec.resourceGroups, "+
+		"then delete the old ResourceFlavor and Topology %s (Kueue removes each once no ClusterQueue uses it; admitted workloads keep their admission)",
+		name, levels, e.cfg.Name, name, e.cfg.Name)
 }
 
 // Render returns the Topology object for g, named Config.Name.

@@ -1,8 +1,12 @@
 //go:build tools
 
-// Package tools pins k8s.io/kubernetes/cmd/kube-apiserver in this module's
-// go.mod; hack/install-kube.sh builds it. The build tag keeps the file out
+// Package tools pins k8s.io/kubernetes/cmd/kube-apiserver and
+// k8s.io/kubernetes/cmd/kube-scheduler in this module's go.mod;
+// hack/install-kube.sh builds both. The build tag keeps the file out
 // of every build.
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)

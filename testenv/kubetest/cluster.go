@@ -34,10 +34,12 @@ const readyTimeout = 90 * time.Second
 
 // Cluster is a running etcd + kube-apiserver pair.
 type Cluster struct {
+	opts     Options
 	dir      string
 	etcdDir  string
 	etcd     *process
 	api      *process
+	extra    processes // started against the cluster; stopped first
 	host     string
 	caFile   string
 	token    string
@@ -60,9 +62,14 @@ func Start(ctx context.Context) (*Cluster, error) {
 // StartWith runs the given binaries on free loopback ports and waits until
 // the apiserver answers /readyz. Stop it with Stop.
 func StartWith(ctx context.Context, b Binaries) (*Cluster, error) {
+	return StartOptions(ctx, b, Options{})
+}
+
+// StartOptions is StartWith with Options (extra apiserver flags).
+func StartOptions(ctx context.Context, b Binaries, opts Options) (*Cluster, error) {
 	var errs []error
 	for range startAttempts {
-		c, err := start(ctx, b)
+		c, err := start(ctx, b, opts)
 		if err == nil {
 			return c, nil
 		}
@@ -74,12 +81,12 @@ func StartWith(ctx context.Context, b Binaries) (*Cluster, error) {
 	return nil, errors.Join(errs...)
 }
 
-func start(ctx context.Context, b Binaries) (_ *Cluster, err error) {
+func start(ctx context.Context, b Binaries, opts Options) (_ *Cluster, err error) {
 	dir, err := os.MkdirTemp("", "toposcope-kubetest-")
 	if err != nil {
 		return nil, fmt.Errorf("kubetest: %w", err)
 	}
-	c := &Cluster{dir: dir}
+	c := &Cluster{dir: dir, opts: opts}
 	defer func() {
 		if err != nil {
 			c.Stop() // the processes started so far, and the folders
@@ -107,17 +114,17 @@ func start(ctx context.Context, b Binaries) (_ *Cluster, err error) {
 	if err := c.writeCredentials(); err != nil {
 		return nil, err
 	}
-	c.api, err = startProcess(dir, "kube-apiserver", b.APIServer,
-		"--etcd-servers="+clientURL,
-		"--secure-port="+strconv.Itoa(ports[2]), "--bind-address=127.0.0.1",
-		"--cert-dir="+filepath.Join(dir, "certs"),
+	c.api, err = startProcess(dir, "kube-apiserver", b.APIServer, append([]string{
+		"--etcd-servers=" + clientURL,
+		"--secure-port=" + strconv.Itoa(ports[2]), "--bind-address=127.0.0.1",
+		"--cert-dir=" + filepath.Join(dir, "certs"),
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+filepath.Join(dir, "sa.key"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.key"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--service-cluster-ip-range=10.0.0.0/24",
-		"--profiling=false")
+		"--profiling=false"}, opts.APIServerFlags...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +231,7 @@ func (c *Cluster) Stop() {
 	if c == nil || !c.stopOnce.CompareAndSwap(false, true) {
 		return
 	}
+	c.extra.stopAll()
 	c.api.stop()
 	c.etcd.stop()
 	if c.etcdDir != "" {
@@ -294,6 +302,12 @@ type process struct {
 }
 
 func startProcess(dir, name, bin string, args ...string) (*process, error) {
+	return startProcessEdit(dir, name, bin, args)
+}
+
+// startProcessEdit is startProcess with edits applied to the command
+// before it starts (environment, namespaces).
+func startProcessEdit(dir, name, bin string, args []string, edits ...func(*exec.Cmd)) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -304,6 +318,9 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 	cmd.Dir = dir
 	// The child dies with the test binary, even when it is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	for _, edit := range edits {
+		edit(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("kubetest: start %s: %w", name, err)

@@ -18,6 +18,7 @@ const startTimeout = 3 * time.Minute
 // Env starts one Cluster for a test binary, the first time a test asks for
 // it, and stops it when the binary's TestMain returns from Run.
 type Env struct {
+	opts    Options
 	setup   []func(context.Context, *Cluster) error
 	once    sync.Once
 	cluster *Cluster
@@ -29,6 +30,11 @@ type Env struct {
 // runs once, right after the cluster started (to install CRDs, say); an
 // error fails every test that requires the cluster.
 func NewEnv(setup ...func(context.Context, *Cluster) error) *Env { return &Env{setup: setup} }
+
+// NewEnvOptions is NewEnv for a cluster started with opts.
+func NewEnvOptions(opts Options, setup ...func(context.Context, *Cluster) error) *Env {
+	return &Env{opts: opts, setup: setup}
+}
 
 // Run runs the tests (m.Run) and stops the cluster if one was started; it
 // returns m.Run's exit code, for os.Exit.
@@ -59,7 +65,7 @@ func (e *Env) Require(t testing.TB) *Cluster {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()
-		e.cluster, e.err = StartWith(ctx, b)
+		e.cluster, e.err = StartOptions(ctx, b, e.opts)
 		for _, f := range e.setup {
 			if e.err == nil {
 				e.err = f(ctx, e.cluster)

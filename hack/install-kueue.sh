@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# install-kueue.sh — build the real Kueue controller manager the consumer tests
+# (engines/schedtopo/consumertest) place gangs with.
+#
+# Builds sigs.k8s.io/kueue/cmd/kueue ${KUEUE_VERSION} once, in the small module
+# hack/kueue (its own go.mod, outside toposcope's build), into
+#   ${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}/bin/kueue-${KUEUE_VERSION}
+# and copies the module's CRDs (config/components/crd/bases/*.yaml) and webhook
+# manifest (config/components/webhook/manifests.yaml) beside it, into
+#   .../bin/kueue-${KUEUE_VERSION}-config/{crd,webhook}/
+# The links bin/kueue and bin/kueue-config point at them. The binary is built
+# under a temporary name and moved into place only after `--help` ran, and the
+# config folder is filled under a temporary name too, so an interrupted run
+# never leaves anything that looks complete.
+#
+# Kueue pins its own Kubernetes libraries (0.35), so nothing is shared with the
+# kube-apiserver build: a cold build is long (run it under
+# `flock /work/.coldbuild.lock` on a shared machine); a rebuild with Go's
+# build cache warm is quick.
+#
+# Safe to run many times: it does nothing when both are already cached.
+# Environment:
+#   TOPOSCOPE_CACHE  cache folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/toposcope)
+#   KUEUE_BUILD_LOG  build log (default $TOPOSCOPE_CACHE/kueue-build.log)
+set -euo pipefail
+
+readonly KUEUE_VERSION=v0.17.0
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
+BIN="$CACHE/bin"
+TARGET="$BIN/kueue-$KUEUE_VERSION"
+CONFIG="$BIN/kueue-$KUEUE_VERSION-config"
+BUILD_LOG="${KUEUE_BUILD_LOG:-$CACHE/kueue-build.log}"
+
+log() { printf '[install-kueue] %s\n' "$*"; }
+die() { printf '[install-kueue] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# step NAME CMD... runs CMD and reports how long it took.
+step() {
+	local name=$1 start=$SECONDS
+	shift
+	log "==> ${name}"
+	"$@"
+	log "    ${name}: done in $((SECONDS - start))s"
+}
+
+build_kueue() {
+	if [[ -x "$TARGET" ]]; then
+		log "    cached: $TARGET"
+		return
+	fi
+	mkdir -p "$BIN"
+	local tmp="$TARGET.tmp.$$"
+	# shellcheck disable=SC2064 # expand $tmp now
+	trap "rm -f '$tmp'" EXIT
+	log "    building into $tmp (log: $BUILD_LOG; long when cold: Kueue shares no build cache with kube-apiserver)"
+	local ldflags="-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+	(
+		cd "$HERE/kueue"
+		printf '\n$ go mod download sigs.k8s.io/kueue\n'
+		go mod download sigs.k8s.io/kueue
+		printf '\n$ go build -o %s sigs.k8s.io/kueue/cmd/kueue\n' "$tmp"
+		nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp" sigs.k8s.io/kueue/cmd/kueue
+	) >>"$BUILD_LOG" 2>&1 || {
+		tail -n 25 "$BUILD_LOG" >&2
+		die "building kueue failed; full output in $BUILD_LOG"
+	}
+	local help
+	help="$("$tmp" --help 2>&1)" || die "built kueue does not run: $help"
+	[[ "$help" == *"-config"* ]] || die "built kueue --help names no -config flag: $help"
+	mv -f "$tmp" "$TARGET"
+	trap - EXIT
+	log "    built $TARGET"
+}
+
+copy_config() {
+	if [[ -s "$CONFIG/webhook/manifests.yaml" ]]; then
+		log "    cached: $CONFIG"
+		return
+	fi
+	local dir
+	dir="$(cd "$HERE/kueue" && go mod download -json sigs.k8s.io/kueue | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+	[[ -d "$dir/config/components/crd/bases" ]] || die "no CRDs in the module folder '$dir'"
+	local tmp="$CONFIG.tmp.$$"
+	rm -rf "$tmp"
+	mkdir -p "$tmp/crd" "$tmp/webhook"
+	cp "$dir"/config/components/crd/bases/*.yaml "$tmp/crd/"
+	cp "$dir/config/components/webhook/manifests.yaml" "$tmp/webhook/"
+	chmod -R u+w "$tmp"
+	rm -rf "$CONFIG"
+	mv "$tmp" "$CONFIG"
+	log "    copied $(find "$CONFIG/crd" -name '*.yaml' | wc -l) CRDs and the webhook manifest into $CONFIG"
+}
+
+link_kueue() {
+	ln -sfn "kueue-$KUEUE_VERSION" "$BIN/kueue"
+	ln -sfn "kueue-$KUEUE_VERSION-config" "$BIN/kueue-config"
+	log "    $BIN/kueue -> kueue-$KUEUE_VERSION, $BIN/kueue-config -> kueue-$KUEUE_VERSION-config"
+}
+
+step "kueue $KUEUE_VERSION" build_kueue
+step "CRDs and webhook manifest" copy_config
+step "link" link_kueue
+log "done; the tests find kueue and its CRDs in $BIN (or set TOPOSCOPE_KUEUE)"
