@@ -25,23 +25,16 @@ readonly KAI_MODULE=github.com/NVIDIA/KAI-scheduler
 readonly KAI_VERSION=v0.12.0
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
+LOG_NAME=install-kai
+# shellcheck source=lib/log.sh
+source "$HERE/lib/log.sh"
 CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
 BIN="$CACHE/bin"
 TARGET="$BIN/kai-scheduler-$KAI_VERSION"
 CRDS="$CACHE/kai-crds-$KAI_VERSION"
 BUILD_LOG="${KAI_BUILD_LOG:-$CACHE/kai-scheduler-build.log}"
 
-log() { printf '[install-kai] %s\n' "$*"; }
-die() { printf '[install-kai] ERROR: %s\n' "$*" >&2; exit 1; }
 
-# step NAME CMD... runs CMD and reports how long it took.
-step() {
-	local name=$1 start=$SECONDS
-	shift
-	log "==> ${name}"
-	"$@"
-	log "    ${name}: done in $((SECONDS - start))s"
-}
 
 build_scheduler() {
 	if [[ -x "$TARGET" ]]; then

@@ -24,22 +24,14 @@ readonly KUBE_VERSION=v1.37.2
 readonly PKGS=(etcd-server openssl)
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
+LOG_NAME=install-kube
+# shellcheck source=lib/log.sh
+source "$HERE/lib/log.sh"
 CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
 BIN="$CACHE/bin"
 
-log() { printf '[install-kube] %s\n' "$*"; }
 # shellcheck source=lib/apt.sh
 source "$HERE/lib/apt.sh"
-die() { printf '[install-kube] ERROR: %s\n' "$*" >&2; exit 1; }
-
-# step NAME CMD... runs CMD and reports how long it took.
-step() {
-	local name=$1 start=$SECONDS
-	shift
-	log "==> ${name}"
-	"$@"
-	log "    ${name}: done in $((SECONDS - start))s"
-}
 
 # 1. Debian packages.
 install_packages() {

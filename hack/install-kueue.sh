@@ -27,23 +27,16 @@ set -euo pipefail
 readonly KUEUE_VERSION=v0.17.0
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
+LOG_NAME=install-kueue
+# shellcheck source=lib/log.sh
+source "$HERE/lib/log.sh"
 CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
 BIN="$CACHE/bin"
 TARGET="$BIN/kueue-$KUEUE_VERSION"
 CONFIG="$BIN/kueue-$KUEUE_VERSION-config"
 BUILD_LOG="${KUEUE_BUILD_LOG:-$CACHE/kueue-build.log}"
 
-log() { printf '[install-kueue] %s\n' "$*"; }
-die() { printf '[install-kueue] ERROR: %s\n' "$*" >&2; exit 1; }
 
-# step NAME CMD... runs CMD and reports how long it took.
-step() {
-	local name=$1 start=$SECONDS
-	shift
-	log "==> ${name}"
-	"$@"
-	log "    ${name}: done in $((SECONDS - start))s"
-}
 
 build_kueue() {
 	if [[ -x "$TARGET" ]]; then

@@ -22,17 +22,10 @@ readonly SUITE=trixie
 readonly SLURM_SERIES=24.11
 readonly HOST_PKGS=(slurmctld slurmd slurm-client munge debootstrap)
 
-log() { printf '[install-slurm] %s\n' "$*"; }
-die() { printf '[install-slurm] ERROR: %s\n' "$*" >&2; exit 1; }
-
-# step NAME CMD... runs CMD and reports how long it took.
-step() {
-	local name=$1 start=$SECONDS
-	shift
-	log "==> ${name}"
-	"$@"
-	log "    ${name}: done in $((SECONDS - start))s"
-}
+HERE="$(cd "$(dirname "$0")" && pwd)"
+LOG_NAME=install-slurm
+# shellcheck source=lib/log.sh
+source "$HERE/lib/log.sh"
 
 # logged LOGFILE CMD... appends CMD's output to LOGFILE and dies with its tail on failure.
 logged() {

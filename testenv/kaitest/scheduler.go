@@ -3,7 +3,6 @@ package kaitest
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +53,7 @@ func start(dir string, in Install, c *kubetest.Cluster, pool string) (*Scheduler
 	if err := kubetest.WriteKubeconfig(kubeconfig, c.AdminConfig()); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
+	ports, err := kubetest.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -147,24 +146,4 @@ func (o *output) tail(n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("kaitest: free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -97,7 +97,7 @@ func start(ctx context.Context, b Binaries, opts Options) (_ *Cluster, err error
 	if err != nil {
 		return nil, fmt.Errorf("kubetest: %w", err)
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -272,8 +272,8 @@ func shmOr(fallback string) string {
 	return fallback
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n distinct loopback ports that were free a moment ago.
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	var ls []net.Listener
 	defer func() {

@@ -143,7 +143,7 @@ func (c *Cluster) StartKueue(ctx context.Context, b KueueBinaries) (*Kueue, erro
 	if err := WriteKubeconfig(kubeconfig, c.AdminConfig()); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
