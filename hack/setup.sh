@@ -4,8 +4,8 @@
 # host (slurmctld, slurmd, slurm-client), Slurm 24.11 in a cached Debian
 # trixie chroot, ibsim and the real ibnetdiscover, etcd and a kube-apiserver
 # and kube-scheduler built once from k8s.io/kubernetes, Kueue built once from
-# sigs.k8s.io/kueue (with its CRDs; 11 minutes cold), the KAI scheduler built
-# once from github.com/NVIDIA/KAI-scheduler (with its CRDs; 6-7 minutes
+# sigs.k8s.io/kueue (with its CRDs; 3-11 minutes cold), the KAI scheduler built
+# once from github.com/NVIDIA/KAI-scheduler (with its CRDs; 3-7 minutes
 # cold), and helm built once from helm.sh/helm/v4,
 # buildah, skopeo and umoci for the container image, and nfpm, lintian,
 # rpm and systemd-analyze for the system packages, and chromium and
