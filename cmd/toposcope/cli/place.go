@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toposcope/toposcope/placement"
-	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/sim"
 )
 
 // placeOptions are the flags of toposcope place.
@@ -30,7 +29,7 @@ func newPlaceCmd(env *Env) *cobra.Command {
 		Example: `  toposcope place --model nvl72 --account A --gpus 64
   toposcope place --model small-tree --ledger ledger.yaml --budgets budgets.yaml --account a --gpus 64 --min-runtime 1h --json`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return runPlace(env, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPlace(cmd.Context(), env, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", "small-tree", "bundled model name or model file")
@@ -54,7 +53,7 @@ func newPlaceCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-func runPlace(env *Env, o *placeOptions) error {
+func runPlace(ctx context.Context, env *Env, o *placeOptions) error {
 	now := time.Now().UTC()
 	if o.now != "" {
 		t, err := time.Parse(time.RFC3339, o.now)
@@ -69,11 +68,7 @@ func runPlace(env *Env, o *placeOptions) error {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	o.req.Within = placement.Scope(o.within)
-	m, err := sim.Load(o.model)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	g, err := m.Graph(providers.Request{})
+	g, err := modelGraph(ctx, env, o.model)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,8 +16,6 @@ import (
 	"github.com/toposcope/toposcope/internal/progress"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/simulate"
-	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/sim"
 )
 
 // simulateOptions are the flags of toposcope simulate.
@@ -47,7 +46,7 @@ GPU-hours per account. See docs/placement.md.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.changed = cmd.Flags().Changed
-			return runSimulate(env, o)
+			return runSimulate(cmd.Context(), env, o)
 		},
 	}
 	o.progressOut = progressFlag(cmd, env)
@@ -77,7 +76,7 @@ GPU-hours per account. See docs/placement.md.`,
 	return cmd
 }
 
-func runSimulate(env *Env, o *simulateOptions) error {
+func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 	if o.defragAfter < 0 {
 		return fmt.Errorf("%w: --defrag-after must not be negative (0 turns it off)", ErrUsage)
 	}
@@ -88,11 +87,7 @@ func runSimulate(env *Env, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := sim.Load(o.model)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	g, err := m.Graph(providers.Request{})
+	g, err := modelGraph(ctx, env, o.model)
 	if err != nil {
 		return err
 	}
