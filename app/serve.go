@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -74,7 +75,7 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 	if err != nil {
 		return err
 	}
-	printWhere(d.Stdout, d.Version, cfg, ln.Addr(), svc.Loop, svc.Store.Path())
+	printWhere(d.Stdout, d.Version, cfg, ln.Addr(), svc.Loop.ProviderName(), svc.Loop.EngineNames(), svc.Store.Path())
 	d.Logger.Info("serving", "addr", ln.Addr().String(), "tls", cfg.Server.TLS.Enabled(),
 		"mtls", cfg.Server.TLS.ClientCA != "", "auth", tokens != nil, "store", svc.Store.Path())
 	bgCtx, stop := context.WithCancel(ctx)
@@ -92,13 +93,17 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 }
 
 // printWhere tells the user where to look.
-func printWhere(w io.Writer, version string, cfg *config.File, addr net.Addr, loop *service.Loop, storePath string) {
+func printWhere(w io.Writer, version string, cfg *config.File, addr net.Addr, provider string, engineNames []string, storePath string) {
 	scheme := "http"
 	if cfg.Server.TLS.Enabled() {
 		scheme = "https"
 	}
 	base := scheme + "://" + addr.String()
-	fmt.Fprintf(w, "toposcope %s: listening on %s (provider %s; engines %v)\n", version, base, loop.ProviderName(), loop.EngineNames())
+	engines := "none"
+	if len(engineNames) > 0 {
+		engines = strings.Join(engineNames, ", ")
+	}
+	fmt.Fprintf(w, "toposcope %s: listening on %s (provider %s; engines %s)\n", version, base, provider, engines)
 	for _, l := range [][2]string{
 		{"web view", "/   (docs/web.md)"},
 		{"status", "/v1/status"},

@@ -50,8 +50,9 @@ func TestOpenInUse(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // flock takes the lock
 	start := time.Now()
 	_, err = store.Open(path, store.Options{LockTimeout: 30 * time.Second})
-	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "PID "+pid) || !strings.Contains(err.Error(), "--store") {
-		t.Fatalf("Open = %v, want ErrInUse naming PID %s and --store", err, pid)
+	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "PID "+pid) || !strings.Contains(err.Error(), "--store") ||
+		!strings.Contains(err.Error(), "store.path") || strings.Contains(err.Error(), "server.store.path") {
+		t.Fatalf("Open = %v, want ErrInUse naming PID %s, --store and the configuration key store.path", err, pid)
 	}
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("Open waited %s; a store held by a known process fails at once", time.Since(start))

@@ -111,7 +111,7 @@ func Open(path string, opts Options) (*Store, error) {
 	db, err := openBolt(path, min(opts.LockTimeout, quickLock))
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		if pid := holder(path); pid > 0 {
-			return nil, fmt.Errorf("store %s is %w by PID %d; give this process another one with --store (or server.store.path)", path, ErrInUse, pid)
+			return nil, fmt.Errorf("store %s is %w by PID %d; give this process another one with --store (or store.path in the configuration)", path, ErrInUse, pid)
 		}
 		db, err = openBolt(path, opts.LockTimeout)
 	}
