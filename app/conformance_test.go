@@ -18,7 +18,6 @@ import (
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/example"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -39,7 +38,7 @@ func params(t *testing.T, doc string) *yaml.Node {
 // the same checks.
 func TestProviderContract(t *testing.T) {
 	t.Parallel()
-	for _, f := range append(app.Providers(), example.NewFactory()) {
+	for _, f := range testedProviders() {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			if f.Summary == "" || f.Example == "" || f.New == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/example"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/request-keys.md from the registry")
@@ -56,9 +57,16 @@ type spec struct {
 	params     config.ParamSpec
 }
 
-func allSpecs() []spec {
+// allSpecs are the shipped plugins' specs.
+func allSpecs() []spec { return specsOf(app.Providers()) }
+
+// testedSpecs are the specs of every plugin the contract tests run,
+// the template provider's too.
+func testedSpecs() []spec { return specsOf(testedProviders()) }
+
+func specsOf(provs []providers.Factory) []spec {
 	var out []spec
-	for _, f := range app.Providers() {
+	for _, f := range provs {
 		out = append(out, spec{"provider", f.Name, f.Params})
 	}
 	for _, f := range app.Engines() {
@@ -73,8 +81,8 @@ func allSpecs() []spec {
 // config.ErrOperatorOnly naming the key, while the plugin is not built.
 func TestRequestKeys(t *testing.T) {
 	t.Parallel()
-	r := app.Registry()
-	for _, s := range allSpecs() {
+	r := testedRegistry(t)
+	for _, s := range testedSpecs() {
 		t.Run(s.kind+"/"+s.name, func(t *testing.T) {
 			t.Parallel()
 			if len(s.params.Keys) == 0 {
@@ -150,6 +158,24 @@ func TestCapabilityKeysOperatorOnly(t *testing.T) {
 		case ps.Allows(tc.key) || !isCapability(tc.key):
 			t.Errorf("%s %s: a request may set it (%v) or it is no capability (%v)", tc.plugin, tc.key, ps.Allows(tc.key), isCapability(tc.key))
 		}
+	}
+}
+
+// TestTemplateSwitchPathOperatorOnly: the template provider's
+// nodes[].path is a list of switch names, not a file, yet it comes only
+// with nodes, which a request may never set (it would fabricate the
+// fabric); zone, a plain value, a request may set over the operator's
+// nodes.
+func TestTemplateSwitchPathOperatorOnly(t *testing.T) {
+	t.Parallel()
+	r := testedRegistry(t)
+	operator := params(t, "nodes: [{name: gpu01, path: [leaf1, spine1]}]")
+	_, err := r.ProviderForRequest(example.Name, "provider", operator, params(t, "nodes: [{name: gpu01, path: [/etc/passwd]}]"), providers.Deps{})
+	if !errors.Is(err, config.ErrOperatorOnly) || plugins.FieldOf(err) != "provider.params.nodes" {
+		t.Errorf("a request setting nodes[].path: err = %v, want config.ErrOperatorOnly on provider.params.nodes", err)
+	}
+	if _, err := r.ProviderForRequest(example.Name, "provider", operator, params(t, "zone: eu-1"), providers.Deps{}); err != nil {
+		t.Errorf("a request setting zone over the operator's nodes: %v", err)
 	}
 }
 
