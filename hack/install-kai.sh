@@ -28,6 +28,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 LOG_NAME=install-kai
 # shellcheck source=lib/log.sh
 source "$HERE/lib/log.sh"
+# shellcheck source=lib/gobuild.sh
+source "$HERE/lib/gobuild.sh"
 CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
 BIN="$CACHE/bin"
 TARGET="$BIN/kai-scheduler-$KAI_VERSION"
@@ -37,30 +39,8 @@ BUILD_LOG="${KAI_BUILD_LOG:-$CACHE/kai-scheduler-build.log}"
 
 
 build_scheduler() {
-	if [[ -x "$TARGET" ]]; then
-		log "    cached: $TARGET"
-		return
-	fi
-	mkdir -p "$BIN"
-	local tmp="$TARGET.tmp.$$"
-	trap 'rm -f "$tmp"' EXIT
-	log "    building into $tmp (log: $BUILD_LOG; 5-15 minutes cold on 2 busy cores)"
-	(
-		cd "$HERE/kai-scheduler"
-		printf '\n$ go mod download %s\n' "$KAI_MODULE"
+	go_build_once "$TARGET" "$HERE/kai-scheduler" "$KAI_MODULE/cmd/scheduler" "-s -w" "$BUILD_LOG" --help plugin-server-port \
 		go mod download "$KAI_MODULE"
-		printf '\n$ go build -o %s %s/cmd/scheduler\n' "$tmp" "$KAI_MODULE"
-		nice -n 10 go build -trimpath -ldflags "-s -w" -o "$tmp" "$KAI_MODULE/cmd/scheduler"
-	) >>"$BUILD_LOG" 2>&1 || {
-		tail -n 25 "$BUILD_LOG" >&2
-		die "building the KAI scheduler failed; full output in $BUILD_LOG"
-	}
-	local help
-	help="$("$tmp" --help 2>&1)" || die "built kai-scheduler does not run: $(head -n 5 <<<"$help")"
-	[[ "$help" == *"plugin-server-port"* ]] || die "built kai-scheduler --help lacks --plugin-server-port"
-	mv -f "$tmp" "$TARGET"
-	trap - EXIT
-	log "    built $TARGET"
 }
 
 copy_crds() {

@@ -32,6 +32,8 @@ BIN="$CACHE/bin"
 
 # shellcheck source=lib/apt.sh
 source "$HERE/lib/apt.sh"
+# shellcheck source=lib/gobuild.sh
+source "$HERE/lib/gobuild.sh"
 
 # 1. Debian packages.
 install_packages() {
@@ -44,36 +46,11 @@ install_packages() {
 # build_kube NAME builds k8s.io/kubernetes/cmd/NAME into $BIN/NAME-$KUBE_VERSION.
 build_kube() {
 	local name=$1
-	local target="$BIN/$name-$KUBE_VERSION"
-	local build_log="${KUBE_BUILD_LOG:-$CACHE/$name-build.log}"
-	if [[ -x "$target" ]]; then
-		log "    cached: $target"
-		return
-	fi
-	mkdir -p "$BIN"
-	local tmp="$target.tmp.$$"
-	# shellcheck disable=SC2064 # expand $tmp now: it is local to this call
-	trap "rm -f '$tmp'" EXIT
-	log "    building into $tmp (log: $build_log; 10-40 minutes cold on 2 busy cores)"
 	local pkg=k8s.io/component-base/version
 	local ldflags="-s -w -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1"
 	ldflags+=" -X $pkg.gitMinor=$(cut -d. -f2 <<<"${KUBE_VERSION#v}") -X $pkg.gitTreeState=clean"
-	(
-		cd "$HERE/kube-apiserver"
-		printf '\n$ go mod tidy\n'
-		go mod tidy
-		printf '\n$ go build -o %s k8s.io/kubernetes/cmd/%s\n' "$tmp" "$name"
-		nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp" "k8s.io/kubernetes/cmd/$name"
-	) >>"$build_log" 2>&1 || {
-		tail -n 25 "$build_log" >&2
-		die "building $name failed; full output in $build_log"
-	}
-	local version
-	version="$("$tmp" --version 2>&1)" || die "built $name does not run: $version"
-	[[ "$version" == *"$KUBE_VERSION"* ]] || die "built $name reports '$version', want $KUBE_VERSION"
-	mv -f "$tmp" "$target"
-	trap - EXIT
-	log "    built $target ($version)"
+	go_build_once "$BIN/$name-$KUBE_VERSION" "$HERE/kube-apiserver" "k8s.io/kubernetes/cmd/$name" "$ldflags" \
+		"${KUBE_BUILD_LOG:-$CACHE/$name-build.log}" --version "$KUBE_VERSION" go mod tidy
 }
 
 # link_kube NAME points $BIN/NAME at the versioned binary.

@@ -30,6 +30,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 LOG_NAME=install-kueue
 # shellcheck source=lib/log.sh
 source "$HERE/lib/log.sh"
+# shellcheck source=lib/gobuild.sh
+source "$HERE/lib/gobuild.sh"
 CACHE="${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}"
 BIN="$CACHE/bin"
 TARGET="$BIN/kueue-$KUEUE_VERSION"
@@ -39,32 +41,9 @@ BUILD_LOG="${KUEUE_BUILD_LOG:-$CACHE/kueue-build.log}"
 
 
 build_kueue() {
-	if [[ -x "$TARGET" ]]; then
-		log "    cached: $TARGET"
-		return
-	fi
-	mkdir -p "$BIN"
-	local tmp="$TARGET.tmp.$$"
-	# shellcheck disable=SC2064 # expand $tmp now
-	trap "rm -f '$tmp'" EXIT
-	log "    building into $tmp (log: $BUILD_LOG; long when cold: Kueue shares no build cache with kube-apiserver)"
-	local ldflags="-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
-	(
-		cd "$HERE/kueue"
-		printf '\n$ go mod download sigs.k8s.io/kueue\n'
+	go_build_once "$TARGET" "$HERE/kueue" sigs.k8s.io/kueue/cmd/kueue \
+		"-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" "$BUILD_LOG" --help -config \
 		go mod download sigs.k8s.io/kueue
-		printf '\n$ go build -o %s sigs.k8s.io/kueue/cmd/kueue\n' "$tmp"
-		nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp" sigs.k8s.io/kueue/cmd/kueue
-	) >>"$BUILD_LOG" 2>&1 || {
-		tail -n 25 "$BUILD_LOG" >&2
-		die "building kueue failed; full output in $BUILD_LOG"
-	}
-	local help
-	help="$("$tmp" --help 2>&1)" || die "built kueue does not run: $help"
-	[[ "$help" == *"-config"* ]] || die "built kueue --help names no -config flag: $help"
-	mv -f "$tmp" "$TARGET"
-	trap - EXIT
-	log "    built $TARGET"
 }
 
 copy_config() {
