@@ -61,16 +61,8 @@ func TestGangInOneRack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := env.Require(t)
+			c, f, ns := setUp(t)
 			ctx := t.Context()
-			f, err := consumertest.NewFabric(c.Prefix(t), shape)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Create(ctx, c); err != nil {
-				t.Fatal(err)
-			}
-			ns := c.WorkNamespace(ctx, t)
 			racks := f.Members(0)
 			ids := f.SwitchIDs(0)
 			var busy []string
@@ -170,16 +162,8 @@ func runGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabri
 // the PodGroup unschedulable.
 func TestGangWithoutRoomStaysPending(t *testing.T) {
 	t.Parallel()
-	c := env.Require(t)
+	c, f, ns := setUp(t)
 	ctx := t.Context()
-	f, err := consumertest.NewFabric(c.Prefix(t), shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Create(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	ns := c.WorkNamespace(ctx, t)
 	var busy []string
 	for _, id := range f.SwitchIDs(0) {
 		busy = append(busy, f.Members(0)[id][0])
@@ -224,4 +208,19 @@ func TestGangWithoutRoomStaysPending(t *testing.T) {
 		t.Errorf("PodGroup reason %q, want %q (%s)", reason, schedv1beta1.PodGroupReasonUnschedulable, msg)
 	}
 	t.Logf("pending as expected: %s: %s", reason, msg)
+}
+
+// setUp creates the test's fabric of Ready nodes on the suite's cluster
+// and a namespace for its pods.
+func setUp(t *testing.T) (*kubetest.Cluster, *consumertest.Fabric, string) {
+	t.Helper()
+	c := env.Require(t)
+	f, err := consumertest.NewFabric(c.Prefix(t), shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Create(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	return c, f, c.WorkNamespace(t.Context(), t)
 }
