@@ -1,0 +1,105 @@
+package service
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Converters of Topograph parameter values into toposcope's (see
+// topograph.go).
+
+// labelSelector converts Topograph's nodeSelector (a label map) into a
+// label selector; a string is taken as one.
+func labelSelector(v any) (any, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case map[string]any:
+		parts := make([]string, 0, len(v))
+		for _, k := range sortedKeys(v) {
+			s, ok := v[k].(string)
+			if !ok {
+				return nil, fmt.Errorf("label %q: value must be a string, got %s", k, jsonType(v[k]))
+			}
+			parts = append(parts, k+"="+s)
+		}
+		return strings.Join(parts, ","), nil
+	}
+	return nil, fmt.Errorf("must be a map of labels or a selector string, got %s", jsonType(v))
+}
+
+// acceleratorLabel reads the label key of Topograph's accelerator
+// setting ({source: kubernetes-label, kubernetesLabel: {key}}).
+func acceleratorLabel(v any) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok || m["source"] != "kubernetes-label" {
+		return nil, fmt.Errorf("the dra provider reads domains from a node label: want source kubernetes-label")
+	}
+	if kl, ok := m["kubernetesLabel"].(map[string]any); ok {
+		if key, ok := kl["key"].(string); ok && key != "" {
+			return key, nil
+		}
+	}
+	return "nvidia.com/gpu.clique", nil
+}
+
+// slurmTopologies converts Topograph's topologies (a map by name) into
+// ours (a list); a list is taken as ours.
+func slurmTopologies(v any) (any, error) {
+	if list, ok := v.([]any); ok {
+		return list, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an object of named topologies, got %s", jsonType(v))
+	}
+	out := make([]any, 0, len(m))
+	for _, name := range sortedKeys(m) {
+		t, ok := m[name].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: must be an object", name)
+		}
+		ours := map[string]any{"name": name}
+		for _, k := range sortedKeys(t) {
+			switch k {
+			case "plugin":
+				ours["plugin"] = strings.TrimPrefix(fmt.Sprint(t[k]), "topology/")
+			case "blockSizes", "clusterDefault":
+				ours[k] = t[k]
+			case "nodes":
+				nodes, ok := t[k].([]any)
+				if !ok {
+					return nil, fmt.Errorf("%s.nodes: must be a list of hostlists", name)
+				}
+				parts := make([]string, 0, len(nodes))
+				for _, n := range nodes {
+					parts = append(parts, fmt.Sprint(n))
+				}
+				ours["nodes"] = strings.Join(parts, ",")
+			case "partition":
+				return nil, fmt.Errorf("%s.partition: not supported: use the slurm engine's partitionTopologies with the slurm-nodes provider, which reads the partitions", name)
+			default:
+				return nil, fmt.Errorf("%s.%s: not supported", name, k)
+			}
+		}
+		out = append(out, ours)
+	}
+	return out, nil
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return "number"
+}
