@@ -41,6 +41,10 @@ type Record struct {
 	// ("kubernetes", "slurm"); empty for records ingested over REST or
 	// from a file.
 	Source string `yaml:"source" json:"source,omitempty"`
+	// Held marks GPUs promised to work that is not bound yet (a gang the
+	// scheduler extender holds nodes for): they occupy the nodes, but
+	// are never a victim. Never read from or written to a ledger file.
+	Held bool `yaml:"-" json:"-"`
 }
 
 // Running reports whether r holds its GPUs at now.

@@ -202,7 +202,7 @@ func (p *planner) ownerKey(acct string) (float64, bool) {
 // owner's key is below the requester's key after the job.
 func (p *planner) judge(ri, gpus int) {
 	r := &p.c.records[ri]
-	if r.Account == p.req.Account {
+	if r.Account == p.req.Account || r.Held {
 		return
 	}
 	if ratio := p.cfg.MaxVictimRatio; ratio > 0 && float64(gpus) > ratio*float64(p.need) {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,14 @@ func newPlacer(loop *Loop, ledger *placement.Books, now func() time.Time) *Place
 // no record of them (the account asking for a placement). ErrNoTopology
 // before the first discovery.
 func (p *Placer) Occupied(extra ...string) (Occupancy, error) {
+	return p.OccupiedHeld(nil, extra...)
+}
+
+// OccupiedHeld is Occupied with held records occupying GPUs beside the
+// ledger's: placements promised but not bound yet (the scheduler
+// extender's held gangs). They count for occupancy only, not in the
+// standings; one that no longer fits is left out and named in Ignored.
+func (p *Placer) OccupiedHeld(held []placement.Record, extra ...string) (Occupancy, error) {
 	st := p.loop.State()
 	if st.Graph == nil {
 		return Occupancy{}, ErrNoTopology
@@ -69,12 +78,16 @@ func (p *Placer) Occupied(extra ...string) (Occupancy, error) {
 	if err != nil {
 		return Occupancy{}, err
 	}
-	if o.Cluster, o.OccupyErr = base.Occupy(view.Records, o.At); o.OccupyErr != nil {
+	recs := view.Records
+	if len(held) > 0 {
+		recs = append(slices.Clip(recs), held...)
+	}
+	if o.Cluster, o.OccupyErr = base.Occupy(recs, o.At); o.OccupyErr != nil {
 		// A record stored before the topology changed (or before records
 		// were checked) must not take every answer down: answer with the
 		// others, and say which were ignored.
 		var keep []placement.Record
-		keep, o.Ignored = placement.UsableRecords(st.Graph, view.Records, o.At)
+		keep, o.Ignored = placement.UsableRecords(st.Graph, recs, o.At)
 		if o.Cluster, err = base.Occupy(keep, o.At); err != nil {
 			return Occupancy{}, err
 		}
@@ -92,7 +105,13 @@ func (p *Placer) Standings(o Occupancy, cfg placement.Config) (*placement.Standi
 // gets an equal share like every account of the ledger; with budgets, an
 // account outside them is unknown.
 func (p *Placer) Place(req placement.Request, cfg placement.Config) (*placement.Result, Occupancy, error) {
-	o, err := p.Occupied(req.Account)
+	return p.PlaceHeld(req, cfg, nil)
+}
+
+// PlaceHeld is Place with held records occupying GPUs beside the
+// ledger's (OccupiedHeld).
+func (p *Placer) PlaceHeld(req placement.Request, cfg placement.Config, held []placement.Record) (*placement.Result, Occupancy, error) {
+	o, err := p.OccupiedHeld(held, req.Account)
 	if err != nil {
 		return nil, o, err
 	}

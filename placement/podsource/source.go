@@ -99,11 +99,11 @@ func (s *Source) Records(ctx context.Context, now time.Time) ([]placement.Record
 
 // record converts one pod; ok is false for pods left out.
 func (s *Source) record(p *corev1.Pod, now time.Time) (placement.Record, bool, error) {
-	gpus := s.gpus(&p.Spec)
+	gpus := s.cfg.GPUs(&p.Spec)
 	if gpus == 0 || p.Spec.NodeName == "" {
 		return placement.Record{}, false, nil
 	}
-	acct := s.account(p)
+	acct := s.cfg.Account(p)
 	if acct == "" {
 		return placement.Record{}, false, nil
 	}
@@ -138,48 +138,6 @@ func (s *Source) record(p *corev1.Pod, now time.Time) (placement.Record, bool, e
 		r.End = r.Start
 	}
 	return r, true, nil
-}
-
-// gpus is the pod's effective request of the configured resources: the
-// larger of the containers' sum and the largest init container (limits
-// stand for requests, as Kubernetes defaults them for extended resources).
-func (s *Source) gpus(spec *corev1.PodSpec) int {
-	count := func(c *corev1.Container) int64 {
-		var n int64
-		for _, name := range s.cfg.Resources {
-			q, ok := c.Resources.Requests[corev1.ResourceName(name)]
-			if !ok {
-				q, ok = c.Resources.Limits[corev1.ResourceName(name)]
-			}
-			if ok {
-				n += q.Value()
-			}
-		}
-		return n
-	}
-	var sum, initMax int64
-	for i := range spec.Containers {
-		sum += count(&spec.Containers[i])
-	}
-	for i := range spec.InitContainers {
-		initMax = max(initMax, count(&spec.InitContainers[i]))
-	}
-	return int(max(sum, initMax))
-}
-
-// account is the pod's label, else its namespace's mapping, else (with
-// the fallback) the namespace.
-func (s *Source) account(p *corev1.Pod) string {
-	if a := p.Labels[s.cfg.AccountLabel]; a != "" {
-		return a
-	}
-	if a := s.cfg.NamespaceAccounts[p.Namespace]; a != "" {
-		return a
-	}
-	if s.cfg.NamespaceFallback {
-		return p.Namespace
-	}
-	return ""
 }
 
 // boundAt is when the pod was bound to its node: the PodScheduled
