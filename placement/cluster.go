@@ -50,6 +50,20 @@ type Cluster struct {
 	size    []int
 	swTotal []int          // GPUs under each switch
 	nodeIdx map[string]int // node name to index
+	// off marks the nodes no request may take (Only); nil: none.
+	off []bool
+}
+
+// Only returns c with every node for which keep is false unavailable:
+// no request may take its GPUs, free or reclaimable (the nodes a
+// scheduler's own filters left out). c is unchanged.
+func (c *Cluster) Only(keep func(node string) bool) *Cluster {
+	o := *c
+	o.off = make([]bool, len(c.nodes))
+	for i := range c.nodes {
+		o.off[i] = !keep(c.nodes[i].name)
+	}
+	return &o
 }
 
 // NewCluster places the running records (those with Nodes) on g at now.

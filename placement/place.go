@@ -270,6 +270,9 @@ func (p *planner) capacities(class int) {
 				}
 			}
 		}
+		if p.c.off != nil && p.c.off[i] {
+			v = 0
+		}
 		p.nodeAvail[i] = v
 		if g := p.req.GPUsPerNode; p.req.Nodes > 0 {
 			v = (v / g) * g

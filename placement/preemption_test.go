@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,38 @@ func TestNarrowPreemptionBadRequest(t *testing.T) {
 	}
 	if _, err := NarrowPreemption(cl, st, Request{Account: "zz", GPUs: 8}, DefaultConfig(), nil); err == nil {
 		t.Error("an account outside the tree was judged")
+	}
+}
+
+// TestOnly: a cluster restricted to some nodes places on them alone,
+// though others are free and more compact; with too few left, nothing.
+func TestOnly(t *testing.T) {
+	t.Parallel()
+	cl, err := NewCluster(model(t, "small-tree"), nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compute(EqualTree([]string{"a"}), nil, t0, cl.GPUs(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := map[string]bool{"gpu003": true, "gpu010": true, "gpu011": true}
+	only := cl.Only(func(n string) bool { return keep[n] })
+	res, err := Place(only, st, Request{Account: "a", Nodes: 3, GPUsPerNode: 8}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Candidates {
+		for _, n := range c.Nodes {
+			if !keep[n.Node] {
+				t.Errorf("candidate %d takes %s, outside the nodes kept", c.Rank, n.Node)
+			}
+		}
+	}
+	if _, err := Place(only, st, Request{Account: "a", Nodes: 4, GPUsPerNode: 8}, DefaultConfig()); !errors.Is(err, ErrNoCandidate) {
+		t.Errorf("4 nodes out of 3 kept: err %v, want ErrNoCandidate", err)
+	}
+	if res, err := Place(cl, st, Request{Account: "a", Nodes: 4, GPUsPerNode: 8}, DefaultConfig()); err != nil || len(res.Candidates) == 0 {
+		t.Errorf("the unrestricted cluster must still place 4 nodes: %v", err)
 	}
 }

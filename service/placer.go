@@ -105,13 +105,21 @@ func (p *Placer) Standings(o Occupancy, cfg placement.Config) (*placement.Standi
 // gets an equal share like every account of the ledger; with budgets, an
 // account outside them is unknown.
 func (p *Placer) Place(req placement.Request, cfg placement.Config) (*placement.Result, Occupancy, error) {
-	return p.PlaceHeld(req, cfg, nil)
+	return p.PlaceWith(req, cfg, PlaceOptions{})
 }
 
-// PlaceHeld is Place with held records occupying GPUs beside the
-// ledger's (OccupiedHeld).
-func (p *Placer) PlaceHeld(req placement.Request, cfg placement.Config, held []placement.Record) (*placement.Result, Occupancy, error) {
-	o, err := p.OccupiedHeld(held, req.Account)
+// PlaceOptions narrow a placement beyond the ledger.
+type PlaceOptions struct {
+	// Held records occupy GPUs beside the ledger's (OccupiedHeld).
+	Held []placement.Record
+	// Only, when set, is the nodes the placement may take (those a
+	// scheduler's own filters left); others are unavailable.
+	Only func(node string) bool
+}
+
+// PlaceWith is Place with the options' held records and node limit.
+func (p *Placer) PlaceWith(req placement.Request, cfg placement.Config, opts PlaceOptions) (*placement.Result, Occupancy, error) {
+	o, err := p.OccupiedHeld(opts.Held, req.Account)
 	if err != nil {
 		return nil, o, err
 	}
@@ -119,7 +127,11 @@ func (p *Placer) PlaceHeld(req placement.Request, cfg placement.Config, held []p
 	if err != nil {
 		return nil, o, err
 	}
-	res, err := placement.Place(o.Cluster, st, req, cfg)
+	c := o.Cluster
+	if opts.Only != nil {
+		c = c.Only(opts.Only)
+	}
+	res, err := placement.Place(c, st, req, cfg)
 	return res, o, err
 }
 
