@@ -67,7 +67,11 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 			err = cerr
 		}
 	}()
-	handler, err := server.New(server.Deps{Service: svc, Logger: d.Logger, Tokens: tokens})
+	ext, err := newExtender(cfg, svc, d.Logger)
+	if err != nil {
+		return err
+	}
+	handler, err := server.New(server.Deps{Service: svc, Logger: d.Logger, Tokens: tokens, Extender: ext})
 	if err != nil {
 		return err
 	}

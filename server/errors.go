@@ -57,6 +57,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusForbidden, "forbidden"
 	case errors.Is(err, errMediaType):
 		return http.StatusUnsupportedMediaType, "unsupported_media_type"
+	case errors.Is(err, errExtenderOff):
+		return http.StatusNotFound, "extender_off"
 	case errors.Is(err, errNoRoute):
 		return http.StatusNotFound, "no_route"
 	case errors.Is(err, errNoMethod):

@@ -19,9 +19,12 @@ import (
 
 	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/placement/podsource"
 	"github.com/toposcope/toposcope/providers/sim"
 	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/extender"
 	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/testenv/proctest"
 )
@@ -61,6 +64,9 @@ type stackOpts struct {
 	allowedHosts []string
 	// snapshotReads is server.maxSnapshotReads; the default if 0.
 	snapshotReads int
+	// extender turns placement.extender on, with these client names.
+	extender        bool
+	extenderClients []string
 }
 
 func writeModel(t testing.TB, path string, nodes int) []byte {
@@ -140,7 +146,18 @@ func newStack(t testing.TB, o stackOpts) *stack {
 			tokens = tokens.WithAgentSecret([]byte(o.agentSecret))
 		}
 	}
-	s.handler, err = server.New(server.Deps{Service: svc, Logger: log, Tokens: tokens})
+	var ext *extender.Extender
+	if o.extender {
+		ec := config.DefaultExtender()
+		ec.Enabled, ec.Clients = true, o.extenderClients
+		svc.Config.Placement.Extender = ec
+		ext, err = extender.New(extender.Options{Planner: svc.Placer, Config: ec, Pods: podsource.DefaultConfig(),
+			Placement: placement.DefaultConfig(), Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.handler, err = server.New(server.Deps{Service: svc, Logger: log, Tokens: tokens, Extender: ext})
 	if err != nil {
 		t.Fatal(err)
 	}

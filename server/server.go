@@ -25,6 +25,7 @@ import (
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/extender"
 	"github.com/toposcope/toposcope/service/store"
 )
 
@@ -43,6 +44,9 @@ type Deps struct {
 	// AgentRetention limits the agent reports kept; the zero value means
 	// store.DefaultAgentRetention.
 	AgentRetention store.AgentRetention
+	// Extender answers the kube-scheduler extender routes; nil when
+	// placement.extender is off (the routes then answer 404).
+	Extender *extender.Extender
 }
 
 // parts are the pieces of the service the handlers use.
@@ -54,6 +58,7 @@ type parts struct {
 	Metrics        *prometheus.Registry
 	Placement      *placement.Books
 	Placer         *service.Placer
+	Extender       *extender.Extender
 	Config         config.Server
 	Now            func() time.Time
 	AgentRetention store.AgentRetention
@@ -72,6 +77,9 @@ type handlers struct {
 	derived atomic.Pointer[derived]
 	// snapReads bounds the older snapshots' graphs held by reads.
 	snapReads *readSlots
+	// extenderClients are the client-certificate names let through to
+	// the extender routes without a token.
+	extenderClients []string
 }
 
 // New builds the router.
@@ -95,7 +103,8 @@ func New(d Deps) (*gin.Engine, error) {
 	h := &handlers{parts: parts{
 		Registry: svc.Registry, Store: svc.Store, Loop: svc.Loop, Requests: svc.Requests, Metrics: svc.Metrics,
 		Placement: svc.Placement, Placer: svc.Placer, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
-	}, log: d.Logger.With("component", "http"), tokens: d.Tokens}
+		Extender: d.Extender,
+	}, log: d.Logger.With("component", "http"), tokens: d.Tokens, extenderClients: svc.Config.Placement.Extender.Clients}
 	h.snapReads = newReadSlots(max(h.Config.MaxSnapshotReads, 1))
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toposcope_http_request_duration_seconds",
@@ -165,6 +174,7 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1.DELETE("/agents/:node", write, h.deleteAgent)
 	v1.GET("/agents", read, h.agents)
 	v1.GET("/agents/:node", read, h.agent)
+	h.extenderRoutes(v1)
 }
 
 // observe records latency by route template (bounded labels) and logs

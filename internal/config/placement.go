@@ -15,10 +15,15 @@ type Placement struct {
 	// Sources are the ledger sources (kubernetes, slurm), each with its
 	// own params; a name appears at most once.
 	Sources []Plugin `yaml:"sources"`
+	// Extender configures the kube-scheduler extender routes.
+	Extender Extender `yaml:"extender"`
 }
 
-// DefaultPlacement returns the defaults: no sources, a 30 s interval.
-func DefaultPlacement() Placement { return Placement{SyncInterval: 30 * time.Second} }
+// DefaultPlacement returns the defaults: no sources, a 30 s interval,
+// the extender off.
+func DefaultPlacement() Placement {
+	return Placement{SyncInterval: 30 * time.Second, Extender: DefaultExtender()}
+}
 
 // Validate reports every invalid key of the section.
 func (p *Placement) Validate() error {
@@ -37,5 +42,6 @@ func (p *Placement) Validate() error {
 		}
 		seen[s.Name] = true
 	}
+	errs = append(errs, PrefixFields("extender", p.Extender.Validate()))
 	return errors.Join(errs...)
 }

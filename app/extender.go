@@ -1,0 +1,42 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/placement/podsource"
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/extender"
+)
+
+// newExtender builds the kube-scheduler extender when
+// placement.extender.enabled is set (nil otherwise). It reads pods as
+// the kubernetes ledger source is configured to (its defaults when that
+// source is not listed), so that a pod is charged to the same account
+// whether it is placed or running.
+func newExtender(cfg *config.File, svc *service.Service, log *slog.Logger) (*extender.Extender, error) {
+	ext := cfg.Placement.Extender
+	if !ext.Enabled {
+		return nil, nil
+	}
+	if len(ext.Clients) > 0 && cfg.Server.TLS.ClientCA == "" {
+		return nil, config.Errorf("placement.extender.clients", "name client certificates, which need server.tls.clientCA to be verified")
+	}
+	pods := podsource.DefaultConfig()
+	for i, s := range cfg.Placement.Sources {
+		if s.Name != podsource.Name {
+			continue
+		}
+		if err := config.Decode(&cfg.Placement.Sources[i].Params, &pods, fmt.Sprintf("placement.sources[%d].params", i)); err != nil {
+			return nil, err
+		}
+	}
+	if svc.Placer == nil {
+		return nil, errors.New("placement.extender: the service has no placement ledger")
+	}
+	return extender.New(extender.Options{Planner: svc.Placer, Config: ext, Pods: pods, Placement: placement.DefaultConfig(),
+		Logger: log.With("component", "extender")})
+}

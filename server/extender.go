@@ -1,0 +1,106 @@
+package server
+
+import (
+	"crypto/x509"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toposcope/toposcope/service"
+	"github.com/toposcope/toposcope/service/extender"
+)
+
+// errExtenderOff answers the extender routes when the extender is not
+// configured.
+var errExtenderOff = errors.New("the scheduler extender is off: set placement.extender.enabled: true")
+
+// extenderRoutes serves kube-scheduler's extender verbs under
+// /v1/extender/. Each body is decoded strictly (a pod inside it as
+// Kubernetes decodes pods); the answers are the extender protocol's.
+func (h *handlers) extenderRoutes(v1 *gin.RouterGroup) {
+	g := v1.Group("/extender", h.requireExtender)
+	g.POST("/filter", func(c *gin.Context) {
+		var a extender.Args
+		if !h.decodeExtender(c, &a) {
+			return
+		}
+		res, err := h.Extender.Filter(c.Request.Context(), &a)
+		h.answerExtender(c, res, err)
+	})
+	g.POST("/prioritize", func(c *gin.Context) {
+		var a extender.Args
+		if !h.decodeExtender(c, &a) {
+			return
+		}
+		res, err := h.Extender.Prioritize(c.Request.Context(), &a)
+		h.answerExtender(c, res, err)
+	})
+	g.POST("/preempt", func(c *gin.Context) {
+		var a extender.PreemptionArgs
+		if !h.decodeExtender(c, &a) {
+			return
+		}
+		res, err := h.Extender.Preempt(c.Request.Context(), &a)
+		h.answerExtender(c, res, err)
+	})
+}
+
+func (h *handlers) decodeExtender(c *gin.Context, v any) bool {
+	if h.Extender == nil {
+		h.fail(c, errExtenderOff)
+		return false
+	}
+	if err := decodeStrict(c.Request.Body, v); err != nil {
+		h.fail(c, err)
+		return false
+	}
+	return true
+}
+
+func (h *handlers) answerExtender(c *gin.Context, res any, err error) {
+	if errors.Is(err, extender.ErrNodeObjects) || errors.Is(err, extender.ErrPod) {
+		h.fail(c, &service.RequestError{Field: "body", Err: err})
+		return
+	}
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+// requireExtender lets a call through with a read-scope bearer token, or
+// with a verified client certificate (server.tls.clientCA) whose subject
+// common name or a DNS name is listed in placement.extender.clients:
+// kube-scheduler sends no bearer token.
+func (h *handlers) requireExtender(c *gin.Context) {
+	if h.tokens != nil && c.GetHeader("Authorization") == "" && h.extenderClient(c.Request) {
+		return
+	}
+	h.require(ScopeRead)(c)
+}
+
+// extenderClient reports whether r came with a verified client
+// certificate named in the extender's clients.
+func (h *handlers) extenderClient(r *http.Request) bool {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		return false
+	}
+	return certNamed(r.TLS.VerifiedChains[0][0], h.extenderClients)
+}
+
+// certNamed reports whether the certificate's common name or one of its
+// DNS names is in names.
+func certNamed(cert *x509.Certificate, names []string) bool {
+	if slices.Contains(names, cert.Subject.CommonName) && cert.Subject.CommonName != "" {
+		return true
+	}
+	for _, d := range cert.DNSNames {
+		if slices.Contains(names, d) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,312 @@
+// Package extender is toposcope's kube-scheduler HTTP extender: it
+// places a gang of GPU pods once, with the planner of POST
+// /v1/placements, holds the chosen node set for the gang and steers
+// every pod of it there (filter, prioritize); it scores a lone pod by
+// node fit; and it narrows the scheduler's preemption victims by the
+// fair-share contract (preempt). Occupancy is the live placement ledger
+// (the kubernetes ledger source's pods) plus what is held.
+package extender
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/placement/podsource"
+	"github.com/toposcope/toposcope/service"
+)
+
+// Planner is what the extender asks of the service: placements and
+// occupancy with held records (service.Placer).
+type Planner interface {
+	PlaceWith(req placement.Request, cfg placement.Config, opts service.PlaceOptions) (*placement.Result, service.Occupancy, error)
+	OccupiedHeld(held []placement.Record, extra ...string) (service.Occupancy, error)
+	Standings(o service.Occupancy, cfg placement.Config) (*placement.Standings, error)
+}
+
+// ErrPod is wrapped when a pod's gang or duration cannot be read.
+var ErrPod = errors.New("invalid pod")
+
+// Options are an Extender's dependencies.
+type Options struct {
+	// Planner places and occupies (required).
+	Planner Planner
+	// Config is the placement.extender section.
+	Config config.Extender
+	// Pods says how a pod maps to an account, GPUs and a minimum
+	// runtime: the kubernetes ledger source's configuration.
+	Pods podsource.Config
+	// Placement is the planner's configuration.
+	Placement placement.Config
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+	// Logger receives decisions; discarded if nil.
+	Logger *slog.Logger
+}
+
+// Extender answers kube-scheduler's extender calls. Safe for concurrent
+// use.
+type Extender struct {
+	opts Options
+	log  *slog.Logger
+	mu   sync.Mutex
+	held *holds
+}
+
+// New returns an Extender.
+func New(o Options) (*Extender, error) {
+	if o.Planner == nil {
+		return nil, errors.New("extender: a Planner is required")
+	}
+	if err := o.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("extender: %w", err)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Extender{opts: o, log: log, held: newHolds(o.Config.HoldTTL, o.Config.MaxHeld)}, nil
+}
+
+// job is what the extender reads from a pod.
+type job struct {
+	account  string
+	gpus     int
+	gang     string // namespace/name; "" for a lone pod
+	size     int
+	uid      string
+	min      time.Duration
+	duration time.Duration
+}
+
+// readPod reads the job of a pod; ok is false for a pod the extender
+// leaves to the scheduler (no GPUs or no account).
+func (e *Extender) readPod(p *Pod) (job, bool, error) {
+	if p == nil {
+		return job{}, false, fmt.Errorf("%w: the call names no pod", ErrPod)
+	}
+	pod := &p.Pod
+	j := job{account: e.opts.Pods.Account(pod), gpus: e.opts.Pods.GPUs(&pod.Spec), uid: string(pod.UID), size: 1}
+	if j.gpus == 0 || j.account == "" {
+		return j, false, nil
+	}
+	cfg := e.opts.Config
+	name := pod.Labels[cfg.GangLabel]
+	if name == "" && pod.Spec.SchedulingGroup != nil && pod.Spec.SchedulingGroup.PodGroupName != nil {
+		name = *pod.Spec.SchedulingGroup.PodGroupName
+	}
+	if name != "" {
+		v, ok := pod.Annotations[cfg.GangSizeAnnotation]
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || n < 1 || n > placement.MaxRequestNodes {
+			return j, false, fmt.Errorf("%w: pod %s/%s is in gang %q but its annotation %s is %q: want the gang's pod count, 1 to %d",
+				ErrPod, pod.Namespace, pod.Name, name, cfg.GangSizeAnnotation, v, placement.MaxRequestNodes)
+		}
+		j.gang, j.size = pod.Namespace+"/"+name, n
+	}
+	var err error
+	if j.min, err = durationAnnotation(pod.Annotations, e.opts.Pods.MinRuntimeAnnotation, pod.Namespace, pod.Name); err != nil {
+		return j, false, err
+	}
+	if j.duration, err = durationAnnotation(pod.Annotations, cfg.DurationAnnotation, pod.Namespace, pod.Name); err != nil {
+		return j, false, err
+	}
+	return j, true, nil
+}
+
+func durationAnnotation(a map[string]string, key, ns, name string) (time.Duration, error) {
+	v, ok := a[key]
+	if !ok {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: pod %s/%s: annotation %s is %q: want a non-negative duration such as 2h", ErrPod, ns, name, key, v)
+	}
+	return d, nil
+}
+
+// request is the placement request of a job: its whole gang, a pod per
+// node (or any split, for 1-GPU pods).
+func (j *job) request() placement.Request {
+	r := placement.Request{Account: j.account, MinRuntime: j.min, Duration: j.duration}
+	if j.gpus == 1 {
+		r.GPUs = j.size
+	} else {
+		r.Nodes, r.GPUsPerNode = j.size, j.gpus
+	}
+	return r
+}
+
+// Filter answers a filter call: a gang's pods keep the nodes held for
+// the gang (chosen at its first pod); other pods keep every node.
+func (e *Extender) Filter(ctx context.Context, a *Args) (*FilterResult, error) {
+	names, err := nodeNames(a)
+	if err != nil {
+		return nil, err
+	}
+	j, ours, err := e.readPod(a.Pod)
+	if err != nil {
+		return &FilterResult{Error: err.Error()}, nil
+	}
+	if !ours || j.gang == "" {
+		return &FilterResult{NodeNames: &names}, nil
+	}
+	h, err := e.holdFor(ctx, j, names)
+	if err != nil {
+		failed := make(map[string]string, len(names))
+		msg := clip(err.Error(), 300)
+		for _, n := range names {
+			failed[n] = msg
+		}
+		return &FilterResult{NodeNames: &[]string{}, FailedNodes: failed}, nil
+	}
+	keep := make([]string, 0, len(h.nodes))
+	failed := make(map[string]string, len(names))
+	other := "not in the node set held for gang " + j.gang + " (" + h.group + ")"
+	for _, n := range names {
+		if h.nodes[n] > 0 {
+			keep = append(keep, n)
+		} else {
+			failed[n] = other
+		}
+	}
+	return &FilterResult{NodeNames: &keep, FailedNodes: failed}, nil
+}
+
+// Prioritize answers a prioritize call: a gang's held nodes score the
+// most, others nothing; a lone GPU pod scores the nodes by fit, a node
+// that it fills exactly the most.
+func (e *Extender) Prioritize(ctx context.Context, a *Args) ([]HostPriority, error) {
+	names, err := nodeNames(a)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HostPriority, len(names))
+	for i, n := range names {
+		out[i].Host = n
+	}
+	j, ours, err := e.readPod(a.Pod)
+	if err != nil || !ours {
+		return out, err
+	}
+	if j.gang != "" {
+		h, err := e.holdFor(ctx, j, names)
+		if err != nil {
+			return out, nil // filter has said why; nothing to prefer
+		}
+		for i := range out {
+			if h.nodes[out[i].Host] > 0 {
+				out[i].Score = MaxScore
+			}
+		}
+		return out, nil
+	}
+	o, err := e.occupied(j.account)
+	if err != nil {
+		return out, err
+	}
+	for i := range out {
+		occ, ok := o.Cluster.NodeOccupancy(out[i].Host, e.opts.Placement)
+		out[i].Score = fitScore(occ, ok, j.gpus)
+	}
+	return out, nil
+}
+
+// fitScore scores a node for a lone pod of gpus GPUs: MaxScore when the
+// pod fills the node's free GPUs exactly, less as more are left over,
+// at least 1 when it fits; 0 when it does not fit or is unknown.
+func fitScore(occ placement.Occupancy, known bool, gpus int) int64 {
+	if !known || occ.Free < gpus || occ.GPUs == 0 {
+		return 0
+	}
+	slack := occ.Free - gpus
+	return max(1, MaxScore-int64((slack*MaxScore+occ.GPUs-1)/occ.GPUs))
+}
+
+// occupied is the ledger's occupancy plus every hold.
+func (e *Extender) occupied(extra ...string) (service.Occupancy, error) {
+	view, err := e.opts.Planner.OccupiedHeld(nil, extra...)
+	if err != nil {
+		return view, err
+	}
+	now := e.opts.Now()
+	e.mu.Lock()
+	held := e.held.records(boundPods(view.View.Records, now), "", now)
+	e.mu.Unlock()
+	if len(held) == 0 {
+		return view, nil
+	}
+	return e.opts.Planner.OccupiedHeld(held, extra...)
+}
+
+// holdFor returns the hold of j's gang, placing the gang on names (the
+// nodes the scheduler's own filters left) at its first pod.
+func (e *Extender) holdFor(_ context.Context, j job, names []string) (*hold, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.opts.Now()
+	if h := e.held.get(j.gang, now); h != nil {
+		if j.uid != "" {
+			h.members[j.uid] = true
+		}
+		return h, nil
+	}
+	o, err := e.opts.Planner.OccupiedHeld(nil, j.account)
+	if err != nil {
+		return nil, err
+	}
+	held := e.held.records(boundPods(o.View.Records, now), j.gang, now)
+	only := make(map[string]bool, len(names))
+	for _, n := range names {
+		only[n] = true
+	}
+	req := j.request()
+	res, _, err := e.opts.Planner.PlaceWith(req, e.opts.Placement, service.PlaceOptions{Held: held, Only: func(n string) bool { return only[n] }})
+	if err != nil {
+		return nil, fmt.Errorf("gang %s (%d pods × %d GPUs, account %s): %w", j.gang, j.size, j.gpus, j.account, err)
+	}
+	best := res.Candidates[0]
+	h := &hold{key: j.gang, account: j.account, size: j.size, podGPUs: j.gpus, nodes: make(map[string]int, len(best.Nodes)),
+		members: map[string]bool{}, group: best.Group}
+	for _, t := range best.Nodes {
+		h.nodes[t.Node] = t.GPUs
+	}
+	if j.uid != "" {
+		h.members[j.uid] = true
+	}
+	if dropped := e.held.put(h, now); dropped != "" {
+		e.log.Warn("extender: too many gangs held; dropped the least recently used", "dropped", dropped, "maxHeld", e.opts.Config.MaxHeld)
+	}
+	e.log.Info("extender: gang placed and held", "gang", j.gang, "account", j.account, "pods", j.size, "gpusPerPod", j.gpus,
+		"group", best.Group, "class", best.Class, "leaves", best.Scores.Leaves, "nodes", len(best.Nodes))
+	return h, nil
+}
+
+// nodeNames returns the node names of a call.
+func nodeNames(a *Args) ([]string, error) {
+	if a.NodeNames == nil {
+		if a.Nodes != nil && a.Nodes.present {
+			return nil, ErrNodeObjects
+		}
+		return []string{}, nil
+	}
+	return *a.NodeNames, nil
+}
+
+// clip cuts s to at most n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
