@@ -29,6 +29,9 @@ type ServeDeps struct {
 	Stdout io.Writer
 	// Version is the binary's version, shown in the banner and /v1/status.
 	Version string
+	// Listener, when set, is served (with server.tls) instead of
+	// listening on server.listen: a test's port chosen by the system.
+	Listener net.Listener
 }
 
 // DefaultProvider is the provider a configuration without one gets: the
@@ -75,7 +78,12 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 	if err != nil {
 		return err
 	}
-	ln, err := server.Listen(cfg.Server)
+	var ln net.Listener
+	if d.Listener != nil {
+		ln, err = server.WrapListener(cfg.Server, d.Listener)
+	} else {
+		ln, err = server.Listen(cfg.Server)
+	}
 	if err != nil {
 		return err
 	}

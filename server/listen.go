@@ -18,10 +18,8 @@ import (
 // cfg.TLS is set and mutual TLS (every client certificate verified
 // against cfg.TLS.ClientCA, expiry included) when ClientCA is set.
 func Listen(cfg config.Server) (net.Listener, error) {
-	var tcfg *tls.Config
-	if cfg.TLS.Enabled() {
-		var err error
-		if tcfg, err = TLSConfig(cfg.TLS); err != nil {
+	if cfg.TLS.Enabled() { // the certificate is checked before the port is taken
+		if _, err := TLSConfig(cfg.TLS); err != nil {
 			return nil, err
 		}
 	}
@@ -29,10 +27,21 @@ func Listen(cfg config.Server) (net.Listener, error) {
 	if err != nil {
 		return nil, config.Errorf("server.listen", "%w", err)
 	}
-	if tcfg != nil {
-		ln = tls.NewListener(ln, tcfg)
+	return WrapListener(cfg, ln)
+}
+
+// WrapListener serves TLS on ln when cfg configures it (ln as it is
+// otherwise); on an error ln is closed.
+func WrapListener(cfg config.Server, ln net.Listener) (net.Listener, error) {
+	if !cfg.TLS.Enabled() {
+		return ln, nil
 	}
-	return ln, nil
+	tcfg, err := TLSConfig(cfg.TLS)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return tls.NewListener(ln, tcfg), nil
 }
 
 // TLSConfig builds the server's TLS settings (TLS 1.2 or later).

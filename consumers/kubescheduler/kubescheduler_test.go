@@ -214,8 +214,14 @@ func TestGangWithoutRoomStaysPending(t *testing.T) {
 // and a namespace for its pods.
 func setUp(t *testing.T) (*kubetest.Cluster, *consumertest.Fabric, string) {
 	t.Helper()
+	return setUpShape(t, shape)
+}
+
+// setUpShape is setUp with a fabric of shape s.
+func setUpShape(t *testing.T, s consumertest.Shape) (*kubetest.Cluster, *consumertest.Fabric, string) {
+	t.Helper()
 	c := env.Require(t)
-	f, err := consumertest.NewFabric(c.Prefix(t), shape)
+	f, err := consumertest.NewFabric(c.Prefix(t), s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,9 @@ type Fabric struct {
 	Graph *topology.Graph
 	// Nodes are the node names, in order.
 	Nodes []string
+	// Model is the sim model the graph was discovered from (for a
+	// toposcope service that discovers the same fabric).
+	Model []byte
 }
 
 // NewFabric generates a fat-tree model of the given shape with the sim
@@ -80,7 +83,7 @@ func fromModel(prefix string, doc []byte) (*Fabric, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumertest: %w", err)
 	}
-	f := &Fabric{Prefix: prefix, Graph: g}
+	f := &Fabric{Prefix: prefix, Graph: g, Model: doc}
 	for _, n := range g.Nodes() {
 		f.Nodes = append(f.Nodes, n.Name)
 	}

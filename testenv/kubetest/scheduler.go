@@ -24,7 +24,7 @@ func FindScheduler() (string, error) {
 
 // schedulerConfig is a KubeSchedulerConfiguration: the admin kubeconfig
 // (with --config, the --kubeconfig flag is ignored), no leader election,
-// the default profile.
+// one profile named %q, and the extenders given.
 const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
@@ -32,39 +32,75 @@ clientConnection:
 leaderElection:
   leaderElect: false
 profiles:
-- schedulerName: default-scheduler
-`
+- schedulerName: %s
+%s`
+
+// SchedulerOptions configure a kube-scheduler run by the suite.
+type SchedulerOptions struct {
+	// Name is its profile's schedulerName, which pods name in
+	// spec.schedulerName (default-scheduler if empty).
+	Name string
+	// Gates are its feature gates (e.g. WorkloadSchedulingGates).
+	Gates string
+	// Extenders is the configuration's extenders list in YAML, starting
+	// with "extenders:"; none if empty.
+	Extenders string
+}
+
+// Scheduler is a kube-scheduler the suite started.
+type Scheduler struct{ p *process }
+
+// Stop stops it (it is also stopped with its cluster).
+func (s *Scheduler) Stop() { s.p.stop() }
+
+// Log returns the tail of its log, for a failure message.
+func (s *Scheduler) Log() string { return s.p.tail() }
 
 // StartScheduler runs a real kube-scheduler out of cluster against c, with
-// the given feature gates (e.g. WorkloadSchedulingGates; "" for none). It
-// serves no port (--secure-port=0) and is stopped, by its PID, with the
-// cluster; its log is in the cluster's folder.
+// the given feature gates (e.g. WorkloadSchedulingGates; "" for none), as
+// the default-scheduler. It serves no port (--secure-port=0) and is
+// stopped, by its PID, with the cluster; its log is in the cluster's
+// folder.
 func (c *Cluster) StartScheduler(ctx context.Context, bin, gates string) error {
+	_, err := c.StartSchedulerWith(ctx, bin, SchedulerOptions{Gates: gates})
+	return err
+}
+
+// StartSchedulerWith is StartScheduler with a profile name and
+// extenders: a second scheduler beside the default one, which schedules
+// the pods that name it.
+func (c *Cluster) StartSchedulerWith(ctx context.Context, bin string, o SchedulerOptions) (*Scheduler, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	dir := filepath.Join(c.dir, "kube-scheduler")
+	name := "kube-scheduler"
+	if o.Name == "" {
+		o.Name = "default-scheduler"
+	} else {
+		name += "-" + o.Name
+	}
+	dir := filepath.Join(c.dir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("kubetest: %w", err)
+		return nil, fmt.Errorf("kubetest: %w", err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := WriteKubeconfig(kubeconfig, c.AdminConfig()); err != nil {
-		return err
+		return nil, err
 	}
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, schedulerConfig, kubeconfig), 0o600); err != nil {
-		return fmt.Errorf("kubetest: %w", err)
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, schedulerConfig, kubeconfig, o.Name, o.Extenders), 0o600); err != nil {
+		return nil, fmt.Errorf("kubetest: %w", err)
 	}
 	args := []string{"--config=" + cfg, "--secure-port=0", "--leader-elect=false", "--v=2"}
-	if gates != "" {
-		args = append(args, "--feature-gates="+gates)
+	if o.Gates != "" {
+		args = append(args, "--feature-gates="+o.Gates)
 	}
-	p, err := startProcess(dir, "kube-scheduler", bin, args...)
+	p, err := startProcess(dir, name, bin, args...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.extra.add(p)
-	return nil
+	return &Scheduler{p: p}, nil
 }
 
 // SchedulerLog returns the tail of the kube-scheduler's log, for a
