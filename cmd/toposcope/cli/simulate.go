@@ -80,6 +80,9 @@ func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 	if o.defragAfter < 0 {
 		return fmt.Errorf("%w: --defrag-after must not be negative (0 turns it off)", ErrUsage)
 	}
+	if o.synth.Accounts < 1 {
+		return fmt.Errorf("%w: --accounts must be at least 1 (got %d)", ErrUsage, o.synth.Accounts)
+	}
 	if o.trace != "" && o.changed != nil && o.changed("debug-share") {
 		return fmt.Errorf("%w: --debug-share shapes a synthetic trace; with --trace, mark debug work in its debug column", ErrUsage)
 	}
