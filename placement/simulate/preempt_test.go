@@ -115,18 +115,25 @@ func TestPreemptionKeepsAccounts(t *testing.T) {
 // 64-GPU job (a whole leaf) arrives at 10 s and a 1-GPU job at 4,000 s
 // (an event past the bound). With DefragAfter 3,600 s the toposcope
 // policy frees one leaf at 4,000 s by preempting its eight resumable
-// jobs, which lose the 400 s since their last hourly checkpoint, and the
-// big job starts then. Work that would restart, or a bound not reached,
-// or a baseline policy, leaves it waiting for the leaf to end at
-// 100,000 s.
+// jobs, which lose the 400 s since their last hourly checkpoint (25,600
+// GPU-seconds), and the big job starts then. Work that would restart, or
+// a bound not reached, or a baseline policy, leaves it waiting for the
+// leaf to end at 100,000 s. So does a leaf that frees soon anyway: at
+// most a quarter of what the big job gains (64 GPUs for as long as it
+// would wait) may be lost, 32,000 GPU-seconds when the leaf frees at
+// 6,000 s, 8,000 when it frees at 4,500 s.
 func TestDefragment(t *testing.T) {
 	t.Parallel()
 	g := model(t, "small-tree")
-	fill := func(resumable string) string {
+	fill := func(resumable string, end ...string) string {
+		d := "100000"
+		if len(end) > 0 {
+			d = end[0]
+		}
 		var b strings.Builder
 		b.WriteString(simulate.HeaderV2 + "\n")
 		for i := 0; i < 16; i++ {
-			b.WriteString("0,a,8,100000,0," + resumable + "\n")
+			b.WriteString("0,a,8," + d + ",0," + resumable + "\n")
 		}
 		b.WriteString("10,b,64,1000,500,0\n4000,b,1,10,0,0\n")
 		return b.String()
@@ -145,6 +152,8 @@ func TestDefragment(t *testing.T) {
 		{"work that would restart stays", fill("0"), simulate.PolicyToposcope, 3600, false, 100000, 0, 0},
 		{"bound not reached", fill("1"), simulate.PolicyToposcope, 5000, false, 100000, 0, 0},
 		{"baselines never defragment", fill("1"), simulate.PolicyBestFit, 3600, false, 100000, 0, 0},
+		{"worth a quarter of the wait", fill("1", "6000"), simulate.PolicyToposcope, 3600, false, 4000, 8, 7.11},
+		{"the leaf frees soon anyway", fill("1", "4500"), simulate.PolicyToposcope, 3600, false, 4500, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
