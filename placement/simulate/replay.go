@@ -60,7 +60,9 @@ type Options struct {
 	// job and past its min runtime (capped as the planner caps it), of
 	// any account, on the leaves that lose the fewest GPU-seconds (since
 	// each job's last checkpoint) until they hold the job, when the job
-	// then fits. The baselines never defragment.
+	// then fits and that loss is at most a quarter of the GPU-time the
+	// job gains by starting now instead of at its EASY reservation. The
+	// baselines never defragment.
 	DefragAfter float64
 	// Progress, if set, is called after each event time with the number
 	// of jobs started so far and the number of jobs.
@@ -241,7 +243,7 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 		return nil, err
 	}
 	r := report(s, rp, policy, tree)
-	r.Order, r.Preempt = o.Order, rp.pre != nil
+	r.Order, r.Preempt, r.DefragAfterSeconds = o.Order, rp.pre != nil, rp.defragAfter
 	return r, nil
 }
 

@@ -79,10 +79,12 @@ type Report struct {
 	Preempt      bool    `json:"preempt"`
 	Preemptions  int     `json:"preemptions"`
 	LostGPUHours float64 `json:"lostGPUHours"`
-	// Defragmentations counts the times whole leaves were freed for a
-	// waiting job (Options.DefragAfter); its preemptions are among
-	// Preemptions.
-	Defragmentations int `json:"defragmentations"`
+	// DefragAfterSeconds is Options.DefragAfter where the policy
+	// defragments (the toposcope policy), else 0; Defragmentations counts
+	// the times whole leaves were freed for a waiting job; its
+	// preemptions are among Preemptions.
+	DefragAfterSeconds float64 `json:"defragAfterSeconds"`
+	Defragmentations   int     `json:"defragmentations"`
 	// Starts is each job's first start, in seconds, by job ID.
 	Starts []float64 `json:"-"`
 }
@@ -231,7 +233,7 @@ func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 // delivered/owed per account and policy.
 func WriteTable(w io.Writer, reports []*Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt || r.Defragmentations > 0 })
+	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt || r.DefragAfterSeconds > 0 })
 	debug := slices.ContainsFunc(reports, func(r *Report) bool { return r.DebugJobs > 0 })
 	head := "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tuseful GPU-h\tpart-node free\thead-blocked free\taccounts ≥95%\tcapped delivered/owed\t"
 	if debug {

@@ -70,7 +70,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing, recomputed every 5 simulated minutes)")
 	f.BoolVar(&o.preempt, "preempt", false, "the toposcope policy preempts unallocated or over-served work past its min runtime for allocated jobs (the baselines never preempt)")
 	f.StringVar(&o.reserve, "reserve", simulate.ReserveCount, "what backfill reserves for the oldest waiting job, for every policy: count (GPUs; a later job must end by its start) or nodes (the nodes it will start on; a later job may run past its start elsewhere)")
-	f.DurationVar(&o.defragAfter, "defrag-after", 0, "the toposcope policy frees whole leaves for the head job once it has waited this long, preempting resumable work past its min runtime where the least is lost (0: never)")
+	f.DurationVar(&o.defragAfter, "defrag-after", 0, "the toposcope policy frees whole leaves for the head job once it has waited this long, preempting resumable work past its min runtime where the least is lost, when that loss is at most a quarter of the GPU-time the job gains by not waiting for its reservation (0: never)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
 	return cmd
