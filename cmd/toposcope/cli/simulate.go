@@ -38,8 +38,11 @@ func newSimulateCmd(env *Env) *cobra.Command {
 		Long: `Replays a CSV job trace (` + simulate.Header + `), or a synthetic
 heavy-tailed one, on a model under each policy and prints, per policy, the
 mean leaf span and lowest-common-switch level of multi-node jobs, p50/p90
-wait, the wait of the largest jobs, GPU occupancy, and delivered/owed
-GPU-hours per account. See docs/placement.md.`,
+wait, the wait of the largest jobs, GPU occupancy by useful work, useful
+GPU-hours (and, when preempting, the redone ones: work a preemption threw
+away and that ran again), delivered/owed GPU-hours per account, and the
+capped ratio Σ min(delivered, owed) / Σ owed (comparable with Ai2's
+published 98%). See docs/placement.md.`,
 		Example: `  toposcope simulate --model fat-tree-512 --jobs 5000 --max-gpus 1024 --interarrival 45 --seed 1
   toposcope simulate --model nvl72 --within domain --trace jobs.csv --json
   toposcope simulate --scenario venus --preempt --seed 2`,
