@@ -6,6 +6,15 @@ import (
 	"slices"
 )
 
+// defragLossRatio bounds what a defragmentation may lose: the victims'
+// GPU-time since their last checkpoint, at most this share of the
+// GPU-time the head job gains by starting now instead of at its
+// reservation. At 1 (loss no more than the gain) defragmentation stopped
+// 139 jobs per run on a 768-node fat tree at load 1.2 and gained
+// nothing; at 0.25 it stopped 52, lost 340 GPU-hours and shortened the
+// largest jobs' wait by 1.7% (docs/placement.md).
+const defragLossRatio = 0.25
+
 // leafCost is what freeing one leaf switch would cost: its GPUs, the
 // GPU-seconds its running jobs would lose and those jobs; freeable is
 // false when a job on it may not be preempted.
@@ -22,7 +31,8 @@ type leafCost struct {
 // unallocated) on the leaves cheapest to free, in GPU-seconds lost, until
 // those leaves hold the job, and starts the job if the policy then finds
 // it room. It reports whether the job started. A job smaller than a leaf,
-// or that no set of freeable leaves holds, is left to wait.
+// that no set of freeable leaves holds, or for which the loss would be
+// out of proportion to its wait (defragPays) is left to wait.
 func (r *replayer) defragment(ji int, t float64) (bool, error) {
 	j, sh := &r.jobs[ji], r.shapes[ji]
 	if !sh.wholeNodes || t-j.Submit < r.defragAfter {
@@ -94,6 +104,9 @@ func (r *replayer) defragment(ji int, t float64) (bool, error) {
 	if have < j.GPUs || len(victims) == 0 || !r.fitsWithout(victims, sh) {
 		return false, nil
 	}
+	if !r.defragPays(j, sh, victims, t) {
+		return false, nil
+	}
 	for _, v := range victims {
 		if err := r.preemptJob(v, t); err != nil {
 			return false, err
@@ -120,4 +133,21 @@ func (r *replayer) fitsWithout(victims []int, sh shape) bool {
 		_ = r.s.apply(e.takes, e.per, 1)
 	}
 	return fits
+}
+
+// defragPays reports whether freeing the victims' GPUs for job j at t
+// loses little enough GPU-time for what it gains: the victims lose what
+// they ran since their last checkpoint, which must be at most
+// defragLossRatio of j's GPUs for as long as j would otherwise wait
+// (until the running jobs free room for it, its EASY reservation). The
+// gain is not capacity: the cluster runs the same work in another
+// order, while the loss is run again. Stopping much work for a job that
+// starts soon anyway made every large job wait longer.
+func (r *replayer) defragPays(j *Job, sh shape, victims []int, t float64) bool {
+	var lost float64
+	for _, v := range victims {
+		lost += float64(r.jobs[v].GPUs) * math.Mod(t-r.segs[r.cur[v]].start, r.checkpoint)
+	}
+	start := r.s.shadow(r.liveRuns(), sh)
+	return lost <= defragLossRatio*float64(j.GPUs)*(start-t)
 }

@@ -34,10 +34,12 @@ func (h *runHeap) Pop() any {
 }
 
 // seg is one run of a job, from start to end (+Inf while it runs); a
-// preempted job has one per start.
+// preempted job has one per start. lost is how many seconds at its end
+// a preemption threw away (run again later): the run is useful from
+// start to end-lost.
 type seg struct {
-	job        int
-	start, end float64
+	job              int
+	start, end, lost float64
 }
 
 // replayer is the event loop of one policy's replay.
@@ -138,6 +140,9 @@ func (r *replayer) run(progress func(int, int)) error {
 		if math.IsInf(t, 1) {
 			j := jobs[r.queue[0]]
 			return fmt.Errorf("%w: policy %s cannot place job %d (%d GPUs) on the idle cluster", ErrScenario, r.name, j.ID, j.GPUs)
+		}
+		if t > maxReplaySeconds {
+			return fmt.Errorf("%w: policy %s: the replay reaches %.3g s, past the %.0f s (fifty years) it can count", ErrScenario, r.name, t, maxReplaySeconds)
 		}
 		r.idle.advance(t, w0, w1)
 		n, err := r.finishDue(t)
@@ -357,6 +362,7 @@ func (r *replayer) preemptJob(v int, t float64) error {
 	r.out[v].preempted++
 	r.preemptions++
 	r.lostGPUSec += float64(j.GPUs) * lost
+	sg.lost = lost
 	r.requeued = append(r.requeued, v)
 	return nil
 }

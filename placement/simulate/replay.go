@@ -60,7 +60,9 @@ type Options struct {
 	// job and past its min runtime (capped as the planner caps it), of
 	// any account, on the leaves that lose the fewest GPU-seconds (since
 	// each job's last checkpoint) until they hold the job, when the job
-	// then fits. The baselines never defragment.
+	// then fits and that loss is at most a quarter of the GPU-time the
+	// job gains by starting now instead of at its EASY reservation. The
+	// baselines never defragment.
 	DefragAfter float64
 	// Progress, if set, is called after each event time with the number
 	// of jobs started so far and the number of jobs.
@@ -77,6 +79,12 @@ const (
 	// priorityCalcPeriod.
 	OrderFairShare = "fairshare"
 )
+
+// maxReplaySeconds bounds a replay's span: well within time.Duration
+// (292 years) and the owed GPU-hours' 32-bit seconds (68 years), which
+// jobs of at most MaxTraceSeconds each could still pass if they ran one
+// after another for long enough.
+const maxReplaySeconds = 50 * 365 * 24 * 3600.0
 
 // fairShareWindow is the usage window of OrderFairShare.
 const fairShareWindow = 7 * 24 * 3600.0
@@ -133,6 +141,9 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 		within = placement.ScopeNone
 	default:
 		return nil, fmt.Errorf("%w: within %q: want leaf, domain or none", ErrScenario, o.Within)
+	}
+	if err := checkJobs(jobs); err != nil {
+		return nil, err
 	}
 	s, err := newState(g, within)
 	if err != nil {
@@ -232,7 +243,7 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 		return nil, err
 	}
 	r := report(s, rp, policy, tree)
-	r.Order, r.Preempt = o.Order, rp.pre != nil
+	r.Order, r.Preempt, r.DefragAfterSeconds = o.Order, rp.pre != nil, rp.defragAfter
 	return r, nil
 }
 
@@ -273,6 +284,26 @@ func (s *state) check(takes []take, sh shape, policy string, id int) error {
 	}
 	if pods != sh.pods {
 		return fmt.Errorf("simulate: policy %s gave job %d %d pods, want %d", policy, id, pods, sh.pods)
+	}
+	return nil
+}
+
+// checkJobs refuses what ParseTrace refuses in jobs built another way
+// (Synthetic, a caller's own): no jobs, or a time out of range, which
+// the replay could not represent.
+func checkJobs(jobs []Job) error {
+	if len(jobs) == 0 {
+		return fmt.Errorf("%w: no jobs to replay", ErrScenario)
+	}
+	for _, j := range jobs {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"submit", j.Submit}, {"duration", j.Duration}, {"min runtime", j.MinRuntime}} {
+			if !(f.v >= 0 && f.v <= MaxTraceSeconds) {
+				return fmt.Errorf("%w: job %d: %s %g s is not in [0, %.0f] (ten years)", ErrScenario, j.ID, f.name, f.v, MaxTraceSeconds)
+			}
+		}
 	}
 	return nil
 }

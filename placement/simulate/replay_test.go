@@ -135,6 +135,13 @@ func TestRunErrors(t *testing.T) {
 		{"bad scope", jobs, simulate.PolicyFirstFit, simulate.Options{Within: "rack"}, `within "rack"`},
 		{"too big", trace(t, "0,a,256,60,0\n"), simulate.PolicyFirstFit, simulate.Options{}, "job 0 asks for 256 GPUs; the cluster has 128"},
 		{"no budget", jobs, simulate.PolicyFirstFit, simulate.Options{Tree: tree}, `account "a" of the trace has no budget`},
+		{"no jobs", nil, simulate.PolicyToposcope, simulate.Options{}, "no jobs to replay"},
+		{"submit past the range", []simulate.Job{{Submit: 1e15, Account: "a", GPUs: 8, Duration: 60}}, simulate.PolicyToposcope,
+			simulate.Options{}, "job 0: submit 1e+15 s is not in [0, 315360000]"},
+		{"duration past the range", []simulate.Job{{ID: 7, Account: "a", GPUs: 8, Duration: 1e11}}, simulate.PolicyToposcope,
+			simulate.Options{}, "job 7: duration 1e+11 s is not in"},
+		{"negative min runtime", []simulate.Job{{Account: "a", GPUs: 8, Duration: 60, MinRuntime: -1}}, simulate.PolicyFirstFit,
+			simulate.Options{}, "job 0: min runtime -1 s"},
 	} {
 		_, err := simulate.Run(g, tc.jobs, tc.policy, tc.o)
 		if !errors.Is(err, simulate.ErrScenario) || !strings.Contains(err.Error(), tc.want) {

@@ -40,10 +40,10 @@ type Report struct {
 	DebugJobs    int     `json:"debugJobs"`
 	DebugWaitP90 float64 `json:"debugWaitP90Seconds"`
 	// Occupancy is the share of the cluster's GPU-seconds that jobs ran
-	// while jobs arrived (first to last submit; the whole span when all
-	// arrive at once), so the drain after the last submit does not
-	// dilute it. SpanSeconds runs from the first submit to the last
-	// finish.
+	// useful work while jobs arrived (first to last submit; the whole
+	// span when all arrive at once), so the drain after the last submit
+	// does not dilute it; work a preemption threw away is not counted.
+	// SpanSeconds runs from the first submit to the last finish.
 	Occupancy   float64 `json:"occupancy"`
 	SpanSeconds float64 `json:"spanSeconds"`
 	// PartNodeFreeGPUs is the time-averaged number of free GPUs on
@@ -53,11 +53,25 @@ type Report struct {
 	// no use to it: scattered, or held back by its placement constraint).
 	PartNodeFreeGPUs    float64 `json:"partNodeFreeGPUs"`
 	HeadBlockedFreeGPUs float64 `json:"headBlockedFreeGPUs"`
+	// UsefulGPUHours is the GPU-time the replay ran that counts toward
+	// a job's completion: every job's GPUs × duration, once.
+	// RedoneGPUHours is the GPU-time preemptions threw away and that ran
+	// again (the same figure as LostGPUHours): ran, but not delivered.
+	UsefulGPUHours float64 `json:"usefulGPUHours"`
+	RedoneGPUHours float64 `json:"redoneGPUHours"`
 	// Accounts are owed and delivered GPU-hours (fairshare.md §9.2)
-	// over the whole span, by account; AccountsAtLeast95 counts those
-	// delivered at least 95% of what they are owed (or owed nothing).
+	// over the whole span, by account, delivered counting useful
+	// allocated work only; AccountsAtLeast95 counts those delivered at
+	// least 95% of what they are owed (or owed nothing).
 	Accounts          []AccountReport `json:"accounts"`
 	AccountsAtLeast95 int             `json:"accountsAtLeast95"`
+	// CappedDeliveredRatio is Σ min(delivered, owed) / Σ owed over the
+	// accounts, each with the work charged to it directly (a parent's
+	// figures without its children's): what an over-served account got
+	// beyond its due does not make up for an under-served one. It is
+	// the figure comparable with Ai2's "98% of owed GPU-hours
+	// delivered"; 0 when nothing is owed.
+	CappedDeliveredRatio float64 `json:"cappedDeliveredRatio"`
 	// Preempt says whether the policy preempted (Options.Preempt);
 	// Preemptions counts the jobs stopped and queued again, and
 	// LostGPUHours the work they lost (since the last checkpoint for
@@ -65,10 +79,12 @@ type Report struct {
 	Preempt      bool    `json:"preempt"`
 	Preemptions  int     `json:"preemptions"`
 	LostGPUHours float64 `json:"lostGPUHours"`
-	// Defragmentations counts the times whole leaves were freed for a
-	// waiting job (Options.DefragAfter); its preemptions are among
-	// Preemptions.
-	Defragmentations int `json:"defragmentations"`
+	// DefragAfterSeconds is Options.DefragAfter where the policy
+	// defragments (the toposcope policy), else 0; Defragmentations counts
+	// the times whole leaves were freed for a waiting job; its
+	// preemptions are among Preemptions.
+	DefragAfterSeconds float64 `json:"defragAfterSeconds"`
+	Defragmentations   int     `json:"defragmentations"`
 	// Starts is each job's first start, in seconds, by job ID.
 	Starts []float64 `json:"-"`
 }
@@ -103,20 +119,27 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 		}
 		r.LargestJobGPUs = max(r.LargestJobGPUs, j.GPUs)
 	}
-	// One usage record per run: a preempted job's demand goes on from
-	// its preemption, its delivery only while it runs.
+	// One usage record per run, ending where its useful part ends: a
+	// preempted job's demand goes on from there (through the part the
+	// preemption threw away, and its wait), its delivery only while it
+	// runs work it keeps.
 	recs := make([]placement.Record, len(rp.segs))
 	demand := make([]float64, len(jobs)) // per job, when its demand resumed
 	for i := range jobs {
 		demand[i] = jobs[i].Submit
 	}
+	var useful, redone float64
 	for i, sg := range rp.segs {
 		j := &jobs[sg.job]
 		end = max(end, sg.end)
+		kept := sg.end - sg.lost
+		useful += float64(j.GPUs) * (kept - sg.start)
+		redone += float64(j.GPUs) * sg.lost
 		recs[i] = placement.Record{Account: j.Account, Workload: fmt.Sprint(j.ID), GPUs: j.GPUs,
-			Submit: epoch(demand[sg.job]), Start: epoch(sg.start), End: epoch(sg.end), Allocated: j.MinRuntime > 0}
-		demand[sg.job] = sg.end
+			Submit: epoch(demand[sg.job]), Start: epoch(sg.start), End: epoch(kept), Allocated: j.MinRuntime > 0}
+		demand[sg.job] = kept
 	}
+	r.UsefulGPUHours, r.RedoneGPUHours = round2(useful/3600), round2(redone/3600)
 	r.WaitMean /= float64(len(jobs))
 	if r.MultiNodeJobs > 0 {
 		r.MeanLeafSpan = spanSum / float64(r.MultiNodeJobs)
@@ -150,7 +173,7 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 	if w1 > w0 {
 		var gpuSec float64
 		for _, sg := range rp.segs {
-			gpuSec += float64(jobs[sg.job].GPUs) * max(0, min(w1, sg.end)-max(w0, sg.start))
+			gpuSec += float64(jobs[sg.job].GPUs) * max(0, min(w1, sg.end-sg.lost)-max(w0, sg.start))
 		}
 		r.Occupancy = gpuSec / (float64(s.gpus) * (w1 - w0))
 	}
@@ -171,7 +194,29 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 		}
 		r.Accounts = append(r.Accounts, ar)
 	}
+	r.CappedDeliveredRatio = cappedRatio(tree, owed, delivered)
 	return r
+}
+
+// cappedRatio is Σ min(delivered, owed) / Σ owed over the tree's
+// accounts, each with its own figures: owed and delivered add the
+// children's, which are taken off again so that no GPU-hour counts
+// twice. It is 0 when nothing is owed.
+func cappedRatio(tree *placement.Tree, owed, delivered []float64) float64 {
+	var capped, total float64
+	for i, a := range tree.Accounts() {
+		o, d := owed[i], delivered[i]
+		for _, c := range a.Children {
+			o, d = o-owed[c], d-delivered[c]
+		}
+		o, d = max(o, 0), max(d, 0) // rounding of the sums
+		capped += min(o, d)
+		total += o
+	}
+	if total <= 0 {
+		return 0
+	}
+	return round4(capped / total)
 }
 
 // percentile is the nearest-rank percentile of sorted values.
@@ -182,29 +227,35 @@ func percentile(sorted []float64, p float64) float64 {
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
 // WriteTable prints the reports side by side: one row per policy, then
 // delivered/owed per account and policy.
 func WriteTable(w io.Writer, reports []*Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt || r.Defragmentations > 0 })
+	preempt := slices.ContainsFunc(reports, func(r *Report) bool { return r.Preempt || r.DefragAfterSeconds > 0 })
 	debug := slices.ContainsFunc(reports, func(r *Report) bool { return r.DebugJobs > 0 })
-	head := "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tpart-node free\thead-blocked free\taccounts ≥95%\t"
+	head := "policy\tjobs\tmulti-node\tmean leaf span\tmean LCA level\twait p50\twait p90\tlargest-job wait\toccupancy\tuseful GPU-h\tpart-node free\thead-blocked free\taccounts ≥95%\tcapped delivered/owed\t"
 	if debug {
 		head += "debug p90\t"
 	}
 	if preempt {
-		head += "preempted\tlost GPU-h\t"
+		head += "preempted\tredone GPU-h\t"
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t%.1f\t%.1f\t%d/%d\t", r.Policy, r.Jobs, r.MultiNodeJobs,
+		capped := "-" // nothing owed
+		if r.CappedDeliveredRatio > 0 || slices.ContainsFunc(r.Accounts, func(a AccountReport) bool { return a.Owed > 0 }) {
+			capped = fmt.Sprintf("%.1f%%", 100*r.CappedDeliveredRatio)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t%.1f%%\t%.0f\t%.1f\t%.1f\t%d/%d\t%s\t", r.Policy, r.Jobs, r.MultiNodeJobs,
 			r.MeanLeafSpan, r.MeanLCALevel, dur(r.WaitP50), dur(r.WaitP90), dur(r.LargestJobWait), 100*r.Occupancy,
-			r.PartNodeFreeGPUs, r.HeadBlockedFreeGPUs, r.AccountsAtLeast95, len(r.Accounts))
+			r.UsefulGPUHours, r.PartNodeFreeGPUs, r.HeadBlockedFreeGPUs, r.AccountsAtLeast95, len(r.Accounts), capped)
 		if debug {
 			fmt.Fprintf(tw, "%s\t", dur(r.DebugWaitP90))
 		}
 		if preempt {
-			fmt.Fprintf(tw, "%d\t%.0f\t", r.Preemptions, r.LostGPUHours)
+			fmt.Fprintf(tw, "%d\t%.0f\t", r.Preemptions, r.RedoneGPUHours)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -43,10 +43,18 @@ type Job struct {
 	Debug bool `json:"debug"`
 }
 
+// MaxTraceSeconds bounds every time of a trace (submit_seconds,
+// duration_seconds, min_runtime_seconds): ten years. The replay works in
+// time.Duration (at most 292 years) and counts owed GPU-hours in whole
+// seconds of its span, so far larger times cannot be represented; they
+// are refused, not replayed as nothing.
+const MaxTraceSeconds = 10 * 365 * 24 * 3600.0
+
 // ParseTrace reads a CSV trace (see Header). Submit times must not
 // decrease; gpus and duration_seconds must be positive; min_runtime_seconds
 // must be in [0, duration_seconds], and positive for debug work (it is
-// allocated). Errors name the line and column.
+// allocated); no time may exceed MaxTraceSeconds. A trace needs at least
+// one job. Errors name the line and column.
 func ParseTrace(r io.Reader) ([]Job, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -89,6 +97,9 @@ func ParseTrace(r io.Reader) ([]Job, error) {
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 				return nil, bad(c, "%q is not a non-negative number", rec[c])
 			}
+			if v > MaxTraceSeconds {
+				return nil, bad(c, "%s is past the %.0f seconds (ten years) a trace's times may reach", strings.TrimSpace(rec[c]), MaxTraceSeconds)
+			}
 			*p = v
 		}
 		g, err := strconv.Atoi(strings.TrimSpace(rec[2]))
@@ -124,6 +135,9 @@ func ParseTrace(r io.Reader) ([]Job, error) {
 	}
 	if len(jobs) == 0 && cr.InputOffset() == 0 {
 		return nil, fmt.Errorf("%w: line 1: missing header %q", ErrTrace, Header)
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("%w: a header and no jobs: nothing to replay", ErrTrace)
 	}
 	return jobs, nil
 }

@@ -26,11 +26,28 @@ func TestParseTraceErrors(t *testing.T) {
 		{"NaN", h + "NaN,a,8,60,0\n", "line 2 column 1"},
 		{"bad resumable", simulate.HeaderV2 + "\n0,a,8,60,0,maybe\n", "line 2 column 6 (resumable)"},
 		{"resumable row in a v1 trace", h + "0,a,8,60,0,1\n", "line 2: 6 fields, want 5"},
+		// Past time.Duration's range these replayed as nothing (owed and
+		// delivered 0, the account served).
+		{"submit past the range", h + "0,a,8,60,0\n1e15,a,8,60,0\n", "line 3 column 1 (submit_seconds): 1e15 is past"},
+		{"duration past the range", h + "0,a,8,1e11,0\n", "line 2 column 4 (duration_seconds): 1e11 is past"},
+		{"min runtime past the range", h + "0,a,8,60,4e8\n", "line 2 column 5 (min_runtime_seconds): 4e8 is past"},
+		{"just past ten years", h + "315360001,a,8,60,0\n", "line 2 column 1 (submit_seconds)"},
+		{"header and no jobs", h, "a header and no jobs"},
+		{"header and a blank line", h + "\n", "a header and no jobs"},
 	} {
 		_, err := simulate.ParseTrace(strings.NewReader(tc.in))
 		if !errors.Is(err, simulate.ErrTrace) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: ParseTrace = %v, want ErrTrace with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestParseTraceBounds: ten years is the last time a trace may give.
+func TestParseTraceBounds(t *testing.T) {
+	t.Parallel()
+	jobs, err := simulate.ParseTrace(strings.NewReader(simulate.HeaderV1 + "\n315360000,a,8,315360000,315360000\n"))
+	if err != nil || len(jobs) != 1 || jobs[0].Submit != simulate.MaxTraceSeconds {
+		t.Fatalf("ParseTrace = %+v, %v; want one job at %g s", jobs, err, simulate.MaxTraceSeconds)
 	}
 }
 

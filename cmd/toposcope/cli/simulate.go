@@ -38,8 +38,11 @@ func newSimulateCmd(env *Env) *cobra.Command {
 		Long: `Replays a CSV job trace (` + simulate.Header + `), or a synthetic
 heavy-tailed one, on a model under each policy and prints, per policy, the
 mean leaf span and lowest-common-switch level of multi-node jobs, p50/p90
-wait, the wait of the largest jobs, GPU occupancy, and delivered/owed
-GPU-hours per account. See docs/placement.md.`,
+wait, the wait of the largest jobs, GPU occupancy by useful work, useful
+GPU-hours (and, when preempting, the redone ones: work a preemption threw
+away and that ran again), delivered/owed GPU-hours per account, and the
+capped ratio Σ min(delivered, owed) / Σ owed (comparable with Ai2's
+published 98%). See docs/placement.md.`,
 		Example: `  toposcope simulate --model fat-tree-512 --jobs 5000 --max-gpus 1024 --interarrival 45 --seed 1
   toposcope simulate --model nvl72 --within domain --trace jobs.csv --json
   toposcope simulate --scenario venus --preempt --seed 2`,
@@ -70,7 +73,7 @@ GPU-hours per account. See docs/placement.md.`,
 	f.StringVar(&o.order, "order", simulate.OrderSubmit, "queue order for every policy: submit, or fairshare (Fair Tree standing, recomputed every 5 simulated minutes)")
 	f.BoolVar(&o.preempt, "preempt", false, "the toposcope policy preempts unallocated or over-served work past its min runtime for allocated jobs (the baselines never preempt)")
 	f.StringVar(&o.reserve, "reserve", simulate.ReserveCount, "what backfill reserves for the oldest waiting job, for every policy: count (GPUs; a later job must end by its start) or nodes (the nodes it will start on; a later job may run past its start elsewhere)")
-	f.DurationVar(&o.defragAfter, "defrag-after", 0, "the toposcope policy frees whole leaves for the head job once it has waited this long, preempting resumable work past its min runtime where the least is lost (0: never)")
+	f.DurationVar(&o.defragAfter, "defrag-after", 0, "the toposcope policy frees whole leaves for the head job once it has waited this long, preempting resumable work past its min runtime where the least is lost, when that loss is at most a quarter of the GPU-time the job gains by not waiting for its reservation (0: never)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
 	return cmd
@@ -79,6 +82,9 @@ GPU-hours per account. See docs/placement.md.`,
 func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 	if o.defragAfter < 0 {
 		return fmt.Errorf("%w: --defrag-after must not be negative (0 turns it off)", ErrUsage)
+	}
+	if o.synth.Accounts < 1 {
+		return fmt.Errorf("%w: --accounts must be at least 1 (got %d)", ErrUsage, o.synth.Accounts)
 	}
 	if o.trace != "" && o.changed != nil && o.changed("debug-share") {
 		return fmt.Errorf("%w: --debug-share shapes a synthetic trace; with --trace, mark debug work in its debug column", ErrUsage)

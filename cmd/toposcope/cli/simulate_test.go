@@ -20,6 +20,13 @@ func TestSimulateCmd(t *testing.T) {
 	if err := os.WriteFile(badTrace, []byte(simulate.HeaderV1+"\n0,a,8,60,0\n0,a,eight,60,0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	emptyTrace, farTrace := filepath.Join(dir, "empty.csv"), filepath.Join(dir, "far.csv")
+	if err := os.WriteFile(emptyTrace, []byte(simulate.Header+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(farTrace, []byte(simulate.HeaderV1+"\n0,a,8,60,0\n1e15,a,8,60,0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	small := []string{"--model", "small-tree", "--jobs", "200", "--max-gpus", "64", "--interarrival", "60"}
 	for _, tc := range []struct {
 		name  string
@@ -27,14 +34,19 @@ func TestSimulateCmd(t *testing.T) {
 		usage bool
 		want  []string
 	}{
-		{name: "table", args: small, want: []string{"mean leaf span", "toposcope", "firstfit", "bestfit", "slurm-tree", "delivered/owed", "acct03"}},
+		{name: "table", args: small, want: []string{"mean leaf span", "toposcope", "firstfit", "bestfit", "slurm-tree", "delivered/owed", "acct03",
+			"useful GPU-h", "capped delivered/owed"}},
 		{name: "preempt", args: append([]string{"--preempt", "--order", "fairshare", "--load", "1.5", "--policies", "toposcope,bestfit"}, small...),
-			want: []string{"preempted", "lost GPU-h"}},
+			want: []string{"preempted", "redone GPU-h"}},
+		{name: "zero-accounts", args: append([]string{"--accounts", "0"}, small...), usage: true, want: []string{"--accounts must be at least 1 (got 0)"}},
+		{name: "negative-accounts", args: append([]string{"--accounts", "-2"}, small...), usage: true, want: []string{"--accounts must be at least 1 (got -2)"}},
+		{name: "header-only-trace", args: []string{"--trace", emptyTrace}, usage: true, want: []string{"empty.csv", "a header and no jobs"}},
+		{name: "trace-past-range", args: []string{"--trace", farTrace}, usage: true, want: []string{"far.csv", "line 3 column 1 (submit_seconds)"}},
 		{name: "write-trace", args: append([]string{"--write-trace", written, "--policies", "firstfit"}, small...), want: []string{"firstfit"}},
 		{name: "bad-trace", args: []string{"--trace", badTrace}, usage: true, want: []string{"bad.csv", "line 3 column 3 (gpus)"}},
 		{name: "bad-policy", args: append([]string{"--policies", "random"}, small...), usage: true, want: []string{`policy "random"`}},
 		{name: "bad-model", args: []string{"--model", "nope"}, usage: true, want: []string{"neither a bundled model"}},
-		{name: "defrag", args: append([]string{"--defrag-after", "1h", "--policies", "toposcope"}, small...), want: []string{"preempted", "lost GPU-h"}},
+		{name: "defrag", args: append([]string{"--defrag-after", "1h", "--policies", "toposcope"}, small...), want: []string{"preempted", "redone GPU-h"}},
 		{name: "negative-defrag", args: append([]string{"--defrag-after", "-1h"}, small...), usage: true, want: []string{"--defrag-after must not be negative"}},
 		{name: "reserve-nodes", args: append([]string{"--reserve", "nodes", "--policies", "bestfit"}, small...), want: []string{"bestfit"}},
 		{name: "bad-reserve", args: append([]string{"--reserve", "leaves"}, small...), usage: true, want: []string{`reserve "leaves"`}},
@@ -87,7 +99,8 @@ func TestSimulateCmd(t *testing.T) {
 	}
 	// The keys the report promises.
 	for _, k := range []string{"policy", "meanLeafSpan", "waitP50Seconds", "waitP90Seconds", "largestJobWaitSeconds",
-		"partNodeFreeGPUs", "headBlockedFreeGPUs", "accounts", "accountsAtLeast95"} {
+		"partNodeFreeGPUs", "headBlockedFreeGPUs", "accounts", "accountsAtLeast95", "usefulGPUHours", "redoneGPUHours",
+		"cappedDeliveredRatio"} {
 		if _, ok := ra.Policies[0][k]; !ok {
 			t.Errorf("JSON report lacks %q", k)
 		}
