@@ -89,8 +89,9 @@ func TestExtenderGang(t *testing.T) {
 			if len(leaves) != 1 {
 				t.Errorf("gang a spans leaves %v, want one", leaves)
 			}
-			if len(res.FailedNodes) != len(names)-4 || !strings.Contains(res.FailedNodes[names[len(names)-1]]+res.FailedNodes[names[0]], "held for gang team-a/a") {
-				t.Errorf("failed nodes: %d, want %d with the reason", len(res.FailedNodes), len(names)-4)
+			out := res.FailedAndUnresolvableNodes
+			if len(out) != len(names)-4 || !strings.Contains(out[names[len(names)-1]]+out[names[0]], "held elsewhere for gang team-a/a") {
+				t.Errorf("unresolvable nodes: %d, want %d with the reason", len(out), len(names)-4)
 			}
 		} else if !slices.Equal(got, first) {
 			t.Errorf("pod %d of gang a kept %v, want the held %v", i, got, first)

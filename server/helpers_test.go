@@ -64,6 +64,8 @@ type stackOpts struct {
 	allowedHosts []string
 	// snapshotReads is server.maxSnapshotReads; the default if 0.
 	snapshotReads int
+	// maxBody is server.maxBodyBytes; 64 KiB if 0.
+	maxBody int64
 	// extender turns placement.extender on, with these client names.
 	extender        bool
 	extenderClients []string
@@ -122,6 +124,9 @@ func newStack(t testing.TB, o stackOpts) *stack {
 		cfg.Discovery.ShrinkGuard = o.guard
 	}
 	cfg.Server.MaxBodyBytes = 64 << 10
+	if o.maxBody != 0 {
+		cfg.Server.MaxBodyBytes = o.maxBody
+	}
 	cfg.Server.MaxConcurrentDiscoveries = 2
 	cfg.Server.Publish = o.publish
 	if o.listen != "" {

@@ -47,7 +47,7 @@ func Check(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	w := walker{dec: dec, fields: map[reflect.Type]map[string]reflect.Type{}}
-	err := w.value(t, "", 0)
+	err := w.value(t, "", "", -1, 0)
 	if errors.Is(err, errSyntax) {
 		return nil
 	}
@@ -86,7 +86,22 @@ func open(t reflect.Type) reflect.Type {
 	return nil
 }
 
-func (w *walker) value(t reflect.Type, path string, depth int) error {
+// join is the path of a value: element idx of parent, or, when idx is
+// negative, its key (parent.key).
+func join(parent, key string, idx int) string {
+	switch {
+	case idx >= 0:
+		return parent + "[" + strconv.Itoa(idx) + "]"
+	case parent == "":
+		return key
+	}
+	return parent + "." + key
+}
+
+// value walks one value, at the path join(parent, key, idx): the path is
+// only built for a container, so that a long array of scalars costs no
+// string per element.
+func (w *walker) value(t reflect.Type, parent, key string, idx, depth int) error {
 	if depth > maxDepth {
 		return errSyntax
 	}
@@ -98,6 +113,7 @@ func (w *walker) value(t reflect.Type, path string, depth int) error {
 	if !ok {
 		return nil
 	}
+	path := join(parent, key, idx)
 	t = open(t)
 	switch d {
 	case '[':
@@ -106,7 +122,7 @@ func (w *walker) value(t reflect.Type, path string, depth int) error {
 			elem = t.Elem()
 		}
 		for i := 0; w.dec.More(); i++ {
-			if err := w.value(elem, path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+			if err := w.value(elem, path, "", i, depth+1); err != nil {
 				return err
 			}
 		}
@@ -125,23 +141,19 @@ func (w *walker) value(t reflect.Type, path string, depth int) error {
 				return errSyntax
 			}
 			k, _ := kt.(string)
-			field := k
-			if path != "" {
-				field = path + "." + k
-			}
 			if seen[k] {
-				return &Error{Field: field, Msg: "appears twice in one object"}
+				return &Error{Field: join(path, k, -1), Msg: "appears twice in one object"}
 			}
 			seen[k] = true
 			next := elem
 			if fields != nil {
 				ft, ok := fields[k]
 				if !ok {
-					return &Error{Field: field, Msg: unknown(fields, k)}
+					return &Error{Field: join(path, k, -1), Msg: unknown(fields, k)}
 				}
 				next = ft
 			}
-			if err := w.value(next, field, depth+1); err != nil {
+			if err := w.value(next, path, k, -1, depth+1); err != nil {
 				return err
 			}
 		}

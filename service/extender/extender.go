@@ -170,17 +170,20 @@ func (e *Extender) Filter(ctx context.Context, a *Args) (*FilterResult, error) {
 		}
 		return &FilterResult{NodeNames: &[]string{}, FailedNodes: failed}, nil
 	}
+	// The other nodes are out for good for this pod (preempting there
+	// cannot help it: its gang is held elsewhere), with a short reason,
+	// which the answer repeats for every node.
 	keep := make([]string, 0, len(h.nodes))
-	failed := make(map[string]string, len(names))
-	other := "not in the node set held for gang " + j.gang + " (" + h.group + ")"
+	out := make(map[string]string, len(names))
+	other := "held elsewhere for gang " + j.gang
 	for _, n := range names {
 		if h.nodes[n] > 0 {
 			keep = append(keep, n)
 		} else {
-			failed[n] = other
+			out[n] = other
 		}
 	}
-	return &FilterResult{NodeNames: &keep, FailedNodes: failed}, nil
+	return &FilterResult{NodeNames: &keep, FailedAndUnresolvableNodes: out}, nil
 }
 
 // Prioritize answers a prioritize call: a gang's held nodes score the
