@@ -92,6 +92,16 @@ top (listen address, store, tokens, leader election).
 {{- $store := deepCopy (default dict $c.store) -}}
 {{- $_ := set $store "path" "/var/lib/toposcope/toposcope.db" -}}
 {{- $_ := set $c "store" $store -}}
+{{- if .Values.schedulerExtender.enabled -}}
+{{- $placement := deepCopy (default dict $c.placement) -}}
+{{- $ext := deepCopy (default dict $placement.extender) -}}
+{{- $_ := set $ext "enabled" true -}}
+{{- if .Values.schedulerExtender.clients -}}
+{{- $_ := set $ext "clients" .Values.schedulerExtender.clients -}}
+{{- end -}}
+{{- $_ := set $placement "extender" $ext -}}
+{{- $_ := set $c "placement" $placement -}}
+{{- end -}}
 {{- if gt (int .Values.replicaCount) 1 -}}
 {{- $kube := deepCopy (default dict $c.kubernetes) -}}
 {{- $le := deepCopy (default dict $kube.leaderElection) -}}
