@@ -193,6 +193,10 @@ func TestExtenderBadCalls(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, stackOpts{extender: true})
 	s.discover()
+	groupPod := extPod("p", "", 0, 8, nil)
+	pgName := "train"
+	groupPod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &pgName}
+	noSize := mustJSON(t, extender.Args{Pod: groupPod, NodeNames: &[]string{"gpu001"}})
 	badSize := mustJSON(t, extender.Args{Pod: extPod("p", "g", 0, 8, map[string]string{"toposcope.io/gang-size": "many"}), NodeNames: &[]string{"gpu001"}})
 	for _, tc := range []struct {
 		name, route, body string
@@ -208,6 +212,8 @@ func TestExtenderBadCalls(t *testing.T) {
 		{"trailing", "preempt", `{} {}`, 400, "trailing"},
 		{"no-pod", "preempt", `{"NodeNameToMetaVictims":{}}`, 400, "names no pod"},
 		{"bad-gang-size", "filter", badSize, 200, `toposcope.io/gang-size is \"many\"`},
+		// Without a kubernetes ledger source, a PodGroup's size cannot be read.
+		{"podgroup-without-size", "filter", noSize, 200, `in gang \"train\" but has no annotation toposcope.io/gang-size`},
 	} {
 		w := s.do("POST", "/v1/extender/"+tc.route, tc.body)
 		if w.Code != tc.code || !strings.Contains(w.Body.String(), tc.want) {

@@ -8,10 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/podsource"
+	"github.com/toposcope/toposcope/service/extender"
 	"github.com/toposcope/toposcope/testenv/consumertest"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 )
@@ -191,5 +196,98 @@ func TestExtenderPreemption(t *testing.T) {
 				t.Errorf("control: the default scheduler evicted %v; the control must pick a protected pod (lowest priority) for the extender run to prove anything", evicted)
 			}
 		})
+	}
+}
+
+// TestExtenderPodGroupGang: a 1.37 PodGroup gang (spec.schedulingGroup,
+// no size annotation) of 4 whole-node pods, on the fabric of
+// TestGangInOneRack (only rack 8 has 4 free nodes), scheduled by a
+// kube-scheduler with workload-aware scheduling and the extender: the
+// extender reads the gang's size from the PodGroup (minCount) and the
+// pods are bound to the planner's first candidate.
+func TestExtenderPodGroupGang(t *testing.T) {
+	t.Parallel()
+	c, f, ns := setUp(t)
+	racks, ids := f.Members(0), f.SwitchIDs(0)
+	var busy []string
+	for _, id := range ids[:len(ids)-1] {
+		busy = append(busy, racks[id][0])
+	}
+	if err := c.BindPods(t.Context(), ns, busy, consumertest.GPUsPerNode); err != nil {
+		t.Fatal(err)
+	}
+	ts := startToposcope(t, c, f, ns)
+	ts.waitLedger(t, len(busy))
+	want := ts.place(t, placement.Request{Account: ns, Nodes: 4, GPUsPerNode: consumertest.GPUsPerNode})
+	slices.Sort(want)
+	bin, err := kubetest.FindScheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := c.Prefix(t) + "-toposcope"
+	s, err := c.StartSchedulerWith(t.Context(), bin, kubetest.SchedulerOptions{Name: name,
+		Gates: kubetest.WorkloadSchedulingGates, Extenders: extenderYAML(ts.url)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	pg := createGangFor(t, c, ns, f, 4, nil, name)
+	bound := map[string]bool{}
+	for i := range 4 {
+		bound[podNode(t, c, ns, fmt.Sprintf("gang-%d", i), func() string { return s.Log() + "\n" + ts.log.String() })] = true
+	}
+	got := slices.Sorted(maps.Keys(bound))
+	t.Logf("PodGroup %s bound to %v; the planner ranked first %v", pg, got, want)
+	if !slices.Equal(got, want) {
+		t.Errorf("PodGroup gang bound to %v, want the planner's first candidate %v", got, want)
+	}
+	if !strings.Contains(ts.log.String(), "gang placed and held") || !strings.Contains(ts.log.String(), "pods=4") {
+		t.Errorf("toposcope did not place the gang of 4 from its PodGroup:\n%s", ts.log.String())
+	}
+}
+
+// TestExtenderRBAC reads a PodGroup's size as a ServiceAccount bound to
+// exactly charts/toposcope/rbac/extender.yaml: it works, every rule is
+// used, and without the rules the apiserver refuses.
+func TestExtenderRBAC(t *testing.T) {
+	t.Parallel()
+	c := env.Require(t)
+	ctx := t.Context()
+	ns := c.WorkNamespace(ctx, t)
+	rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/extender.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := &schedv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: ns},
+		Spec: schedv1beta1.PodGroupSpec{SchedulingPolicy: schedv1beta1.PodGroupSchedulingPolicy{Gang: &schedv1beta1.GangSchedulingPolicy{MinCount: 6}}}}
+	if _, err := c.Core().SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		granted bool
+	}{{"granted", true}, {"no-rules", false}} {
+		var cluster []rbacv1.PolicyRule
+		if tc.granted {
+			cluster = rules.Cluster
+		}
+		rc, err := c.ServiceAccountConfig(ctx, ns, "extender-"+tc.name, cluster, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients, err := kubeclient.NewClients(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := extender.PodGroups{Core: clients.Core}.Size(ctx, ns, "train")
+		switch {
+		case tc.granted && (err != nil || n != 6):
+			t.Errorf("with charts/toposcope/rbac/extender.yaml: size %d, %v; want 6", n, err)
+		case !tc.granted && !apierrors.IsForbidden(err):
+			t.Errorf("without the rules: %d, %v; want Forbidden", n, err)
+		}
+	}
+	if len(rules.Cluster) != 1 || !slices.Equal(rules.Cluster[0].Verbs, []string{"get"}) {
+		t.Errorf("charts/toposcope/rbac/extender.yaml grants %v; the extender only gets PodGroups", rules.Cluster)
 	}
 }

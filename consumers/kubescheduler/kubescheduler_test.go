@@ -109,6 +109,13 @@ func TestGangInOneRack(t *testing.T) {
 // fabric's nodes and returns its name.
 func createGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabric, n int, constraint *schedv1beta1.PodGroupSchedulingConstraints) string {
 	t.Helper()
+	return createGangFor(t, c, ns, f, n, constraint, "")
+}
+
+// createGangFor is createGang for the named scheduler ("" for the
+// default one).
+func createGangFor(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fabric, n int, constraint *schedv1beta1.PodGroupSchedulingConstraints, scheduler string) string {
+	t.Helper()
 	ctx := t.Context()
 	pg := &schedv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: "gang", Namespace: ns},
@@ -123,6 +130,7 @@ func createGang(t *testing.T, c *kubetest.Cluster, ns string, f *consumertest.Fa
 	for i := range n {
 		p := kubetest.GPUPod(ns, fmt.Sprintf("gang-%d", i), consumertest.GPUsPerNode, f.Selector())
 		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &pg.Name}
+		p.Spec.SchedulerName = scheduler
 		if _, err := c.Core().CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create pod: %v", err)
 		}

@@ -8,6 +8,7 @@
 package extender
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,9 @@ type Options struct {
 	Pods podsource.Config
 	// Placement is the planner's configuration.
 	Placement placement.Config
+	// Gangs tells the size of a PodGroup gang whose pods carry no size
+	// annotation; without it such pods need the annotation.
+	Gangs GangSizes
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
 	// Logger receives decisions; discarded if nil.
@@ -90,7 +94,7 @@ type job struct {
 
 // readPod reads the job of a pod; ok is false for a pod the extender
 // leaves to the scheduler (no GPUs or no account).
-func (e *Extender) readPod(p *Pod) (job, bool, error) {
+func (e *Extender) readPod(ctx context.Context, p *Pod) (job, bool, error) {
 	if p == nil {
 		return job{}, false, fmt.Errorf("%w: the call names no pod", ErrPod)
 	}
@@ -100,18 +104,31 @@ func (e *Extender) readPod(p *Pod) (job, bool, error) {
 		return j, false, nil
 	}
 	cfg := e.opts.Config
-	name := pod.Labels[cfg.GangLabel]
-	if name == "" && pod.Spec.SchedulingGroup != nil && pod.Spec.SchedulingGroup.PodGroupName != nil {
-		name = *pod.Spec.SchedulingGroup.PodGroupName
+	name, group := pod.Labels[cfg.GangLabel], ""
+	if sg := pod.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil {
+		group = *sg.PodGroupName
+		name = cmp.Or(name, group)
 	}
 	if name != "" {
+		j.gang = pod.Namespace + "/" + name
 		v, ok := pod.Annotations[cfg.GangSizeAnnotation]
-		n, err := strconv.Atoi(v)
-		if !ok || err != nil || n < 1 || n > placement.MaxRequestNodes {
+		switch n, err := strconv.Atoi(v); {
+		case ok && (err != nil || n < 1 || n > placement.MaxRequestNodes):
 			return j, false, fmt.Errorf("%w: pod %s/%s is in gang %q but its annotation %s is %q: want the gang's pod count, 1 to %d",
 				ErrPod, pod.Namespace, pod.Name, name, cfg.GangSizeAnnotation, v, placement.MaxRequestNodes)
+		case ok:
+			j.size = n
+		case group != "" && e.opts.Gangs != nil:
+			if j.size = e.heldSize(j.gang); j.size > 0 {
+				break // known since its first pod
+			}
+			if j.size, err = e.opts.Gangs.Size(ctx, pod.Namespace, group); err != nil {
+				return j, false, err
+			}
+		default:
+			return j, false, fmt.Errorf("%w: pod %s/%s is in gang %q but has no annotation %s with the gang's pod count",
+				ErrPod, pod.Namespace, pod.Name, name, cfg.GangSizeAnnotation)
 		}
-		j.gang, j.size = pod.Namespace+"/"+name, n
 	}
 	var err error
 	if j.min, err = durationAnnotation(pod.Annotations, e.opts.Pods.MinRuntimeAnnotation, pod.Namespace, pod.Name); err != nil {
@@ -121,6 +138,16 @@ func (e *Extender) readPod(p *Pod) (job, bool, error) {
 		return j, false, err
 	}
 	return j, true, nil
+}
+
+// heldSize is the pod count of a held gang; 0 if it is not held.
+func (e *Extender) heldSize(gang string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if h := e.held.byKey[gang]; h != nil {
+		return h.size
+	}
+	return 0
 }
 
 func durationAnnotation(a map[string]string, key, ns, name string) (time.Duration, error) {
@@ -154,7 +181,7 @@ func (e *Extender) Filter(ctx context.Context, a *Args) (*FilterResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, ours, err := e.readPod(a.Pod)
+	j, ours, err := e.readPod(ctx, a.Pod)
 	if err != nil {
 		return &FilterResult{Error: err.Error()}, nil
 	}
@@ -198,7 +225,7 @@ func (e *Extender) Prioritize(ctx context.Context, a *Args) ([]HostPriority, err
 	for i, n := range names {
 		out[i].Host = n
 	}
-	j, ours, err := e.readPod(a.Pod)
+	j, ours, err := e.readPod(ctx, a.Pod)
 	if err != nil || !ours {
 		return out, err
 	}

@@ -12,7 +12,7 @@ import (
 // allows (placement.NarrowPreemption), and lists the others with why.
 // A pod the extender leaves to the scheduler (no GPUs or no account)
 // keeps every proposal.
-func (e *Extender) Preempt(_ context.Context, a *PreemptionArgs) (*PreemptionResult, error) {
+func (e *Extender) Preempt(ctx context.Context, a *PreemptionArgs) (*PreemptionResult, error) {
 	proposals := a.NodeNameToMetaVictims
 	if proposals == nil && a.NodeNameToVictims != nil {
 		proposals = make(map[string]*MetaVictims, len(a.NodeNameToVictims))
@@ -27,7 +27,7 @@ func (e *Extender) Preempt(_ context.Context, a *PreemptionArgs) (*PreemptionRes
 		}
 	}
 	out := &PreemptionResult{NodeNameToMetaVictims: map[string]*MetaVictims{}, Refused: []Refusal{}}
-	j, ours, err := e.readPod(a.Pod)
+	j, ours, err := e.readPod(ctx, a.Pod)
 	if err != nil {
 		return nil, err
 	}

@@ -148,9 +148,13 @@ by resourceName.
 {{- $needs = append $needs (dict "file" "slinky" "namespace" (default "slurm" $p.namespace) "resourceName" (default "toposcope-topology" $p.configMap)) -}}
 {{- end -}}
 {{- end -}}
+{{- $extender := or .Values.schedulerExtender.enabled (default dict (default dict $c.placement).extender).enabled -}}
 {{- range $s := (default list (default dict $c.placement).sources) -}}
 {{- if eq (toString $s.name) "kubernetes" -}}
 {{- $needs = append $needs (dict "file" "ledger-kubernetes") -}}
+{{- if $extender -}}
+{{- $needs = append $needs (dict "file" "extender") -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- toJson (dict "needs" $needs) -}}
