@@ -9,6 +9,7 @@ import (
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -30,18 +31,62 @@ func republish(trigger string) bool { return trigger == TriggerNodes }
 
 // publishOne publishes g through eng; a Kubernetes engine is handed the
 // shrink guard (kube.GuardedPublisher), every other engine publishes as
-// it would anywhere.
+// it would anywhere. An engine of the budgets tree
+// (engines.BudgetsPublisher) is given the budgets in force as well, and
+// the guard when it takes one (kube.GuardedBudgetsPublisher); with no
+// budgets set it publishes nothing (and says so), rather than deleting
+// what it wrote from an earlier tree.
 func (l *Loop) publishOne(ctx context.Context, eng engines.Engine, g *topology.Graph, accepted bool) error {
-	gp, ok := eng.(kube.GuardedPublisher)
 	guard := l.deps.KubeGuard
+	var opts kube.ApplyOptions
+	if guard != nil {
+		opts.Guard = guard.Check
+		if accepted {
+			opts.Guard = guard.Record
+		}
+	}
+	if bp, ok := eng.(engines.BudgetsPublisher); ok {
+		b := l.budgets()
+		if b == nil {
+			l.log.Warn("no placement budgets are set (PUT /v1/budgets): the engine of the budgets tree publishes nothing")
+			return nil
+		}
+		if gbp, ok := eng.(kube.GuardedBudgetsPublisher); ok && guard != nil {
+			return gbp.PublishBudgetsWith(ctx, g, b, opts)
+		}
+		return bp.PublishBudgets(ctx, g, b)
+	}
+	gp, ok := eng.(kube.GuardedPublisher)
 	if !ok || guard == nil {
 		return eng.Publish(ctx, g)
 	}
-	opts := kube.ApplyOptions{Guard: guard.Check}
-	if accepted {
-		opts.Guard = guard.Record
-	}
 	return gp.PublishWith(ctx, g, opts)
+}
+
+// budgets returns the budgets in force, nil without any.
+func (l *Loop) budgets() *placement.Budgets {
+	if l.deps.Budgets == nil {
+		return nil
+	}
+	return l.deps.Budgets()
+}
+
+// publishDigest is what a publish of the graph with the given digest
+// records as published: the graph's digest, followed, when an engine
+// publishes the budgets tree, by the budgets' digest, so that a change of
+// budgets alone is published at the next discovery run.
+func (l *Loop) publishDigest(digest string) string {
+	for _, e := range l.engines {
+		if _, ok := e.eng.(engines.BudgetsPublisher); ok {
+			data, err := json.Marshal(l.budgets())
+			if err != nil {
+				return digest + "+budgets?" // never equal to a recorded digest: publish again
+			}
+			sum := sha256.Sum256(data)
+			return digest + "+" + hex.EncodeToString(sum[:8])
+		}
+	}
+	return digest
 }
 
 // Adopt makes g, the leader's accepted topology, this replica's current
