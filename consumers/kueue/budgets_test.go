@@ -126,6 +126,8 @@ func TestBudgetsFairSharing(t *testing.T) {
 	}
 	t.Logf("Cohort %s: spec %v, status %v", research.GetName(), research.Object["spec"], research.Object["status"])
 
+	admitBorrowing(t, c, p+"-nlp", 8)
+
 	if res := apply(budgetsTree(p, 2), guard.Check); res.Changed != 0 || res.Unchanged != 6 {
 		t.Errorf("second apply: %d changed, %d unchanged; want 0 and 6", res.Changed, res.Unchanged)
 	}
@@ -189,6 +191,81 @@ func TestBudgetsFairSharing(t *testing.T) {
 	}
 	if err := consumertest.WaitActive(ctx, dyn, p+"-production", admitTimeout); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// admitBorrowing submits to ClusterQueue cq a Workload of pods whole-node
+// pods that asks for GPUs only (the resource the budgets divide), more
+// than cq's nominal quota, and checks that Kueue admits it there by
+// borrowing from the Cohort tree; it then deletes the Workload.
+func admitBorrowing(t *testing.T, c *kubetest.Cluster, cq string, pods int) {
+	t.Helper()
+	ctx := t.Context()
+	dyn := c.Dynamic()
+	ns := c.Namespace(t)
+	lq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+		"metadata": map[string]any{"name": "lq", "namespace": ns}, "spec": map[string]any{"clusterQueue": cq},
+	}}
+	if _, err := dyn.Resource(consumertest.KueueResource("localqueues")).Namespace(ns).Create(ctx, lq, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gpus := fmt.Sprint(consumertest.GPUsPerNode)
+	wl := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+		"metadata": map[string]any{"name": "big", "namespace": ns},
+		"spec": map[string]any{"queueName": "lq", "podSets": []any{map[string]any{
+			"name": "main", "count": int64(pods), "template": map[string]any{"spec": map[string]any{
+				"restartPolicy": "Never",
+				"containers": []any{map[string]any{"name": "main", "image": "registry.k8s.io/pause:3.10",
+					"resources": map[string]any{"requests": map[string]any{"nvidia.com/gpu": gpus}}}},
+			}},
+		}}},
+	}}
+	ri := dyn.Resource(consumertest.KueueResource("workloads")).Namespace(ns)
+	if _, err := ri.Create(ctx, wl, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *unstructured.Unstructured
+	err := kubetest.Poll(ctx, admitTimeout, "Kueue to admit Workload big in "+cq, func(ctx context.Context) (bool, error) {
+		var err error
+		if got, err = ri.Get(ctx, "big", metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		st, _, _, _ := consumertest.Condition(got, "Admitted")
+		return st == "True", nil
+	})
+	if err != nil {
+		t.Fatalf("%v; status %v\n%s", err, got.Object["status"], kueueLog(c))
+	}
+	if at := str(got, "status", "admission", "clusterQueue"); at != cq {
+		t.Errorf("admitted in ClusterQueue %q, want %s", at, cq)
+	}
+	// Borrowing above the nominal quota gives the queue a fair-sharing
+	// share (usage above nominal / weight), which Kueue records.
+	var o *unstructured.Unstructured
+	err = kubetest.Poll(ctx, admitTimeout, "Kueue to record "+cq+"'s weighted share", func(ctx context.Context) (bool, error) {
+		var err error
+		if o, err = dyn.Resource(kueuebudgets.ClusterQueueResource).Get(ctx, cq, metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		share, _, _ := unstructured.NestedInt64(o.Object, "status", "fairSharing", "weightedShare")
+		return share > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("%v; status %v\n%s", err, o.Object["status"], kueueLog(c))
+	}
+	t.Logf("Workload big (%d x %s GPUs) admitted in %s (nominal %s): flavors %v; ClusterQueue status fairSharing %v",
+		pods, gpus, cq, quota(o), got.Object["status"].(map[string]any)["admission"], o.Object["status"].(map[string]any)["fairSharing"])
+	if err := ri.Delete(ctx, "big", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = kubetest.Poll(ctx, admitTimeout, "Workload big to be gone", func(ctx context.Context) (bool, error) {
+		_, err := ri.Get(ctx, "big", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, kueueLog(c))
 	}
 }
 
