@@ -27,13 +27,13 @@ type Config struct {
 	// (default "default-flavor"; for topology-aware scheduling, the
 	// flavor whose topologyName is the kueue engine's Topology). The
 	// engine does not write it; apply warns when it is missing.
-	Flavor string `yaml:"flavor" request:"true"`
+	Flavor string `yaml:"flavor"`
 	// Resource is the resource whose quota the budgets divide (default
 	// nvidia.com/gpu): the cluster's GPUs, counted from the graph.
-	Resource string `yaml:"resource" request:"true"`
+	Resource string `yaml:"resource"`
 	// Root is the name of the Cohort above the top-level accounts
 	// (default "toposcope"); no account may have this name.
-	Root string `yaml:"root" request:"true"`
+	Root string `yaml:"root"`
 }
 
 // DefaultConfig returns the defaults.
