@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
@@ -61,6 +62,38 @@ func (l *Loop) publishOne(ctx context.Context, eng engines.Engine, g *topology.G
 		return eng.Publish(ctx, g)
 	}
 	return gp.PublishWith(ctx, g, opts)
+}
+
+// PublishBudgets publishes the budgets in force, on the current
+// topology, through every engine of the budgets tree, at once (the
+// server calls it after PUT /v1/budgets, so that a new tree need not
+// wait for the next discovery run). With accept, the shrink guard lets
+// the plan through (Record): the operator accepts a tree that deletes
+// more of the engine's objects than discovery.shrinkGuard allows. It
+// returns one result per such engine, none before the first topology.
+func (l *Loop) PublishBudgets(ctx context.Context, accept bool) []store.EngineResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.State()
+	if st.Graph == nil {
+		return nil
+	}
+	var out []store.EngineResult
+	for _, e := range l.engines {
+		if _, ok := e.eng.(engines.BudgetsPublisher); !ok {
+			continue
+		}
+		start := time.Now()
+		r := store.EngineResult{Engine: e.name}
+		if err := l.publishOne(ctx, e.eng, st.Graph, accept); err != nil {
+			r.Error = err.Error()
+			l.log.Error("publish of the budgets failed", "engine", e.name, "err", err)
+		}
+		r.DurationSeconds = time.Since(start).Seconds()
+		l.deps.Metrics.published(r)
+		out = append(out, r)
+	}
+	return out
 }
 
 // budgets returns the budgets in force, nil without any.

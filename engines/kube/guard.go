@@ -54,8 +54,8 @@ func NewShrinkGuard(limit float64) *ShrinkGuard {
 func (s *ShrinkGuard) Check(_ context.Context, _ *topology.Graph, plan *Result) error {
 	if sh := plan.Shrink; sh != nil {
 		if s.limit < 1 && sh.Had > 0 && sh.Removed > 0 && float64(sh.Removed)/float64(sh.Had) > s.limit {
-			return fmt.Errorf("the plan deletes %d of the %d %s toposcope wrote (shrinkGuard allows %.1f%%); accept it to publish",
-				sh.Removed, sh.Had, sh.Kind, 100*s.limit)
+			return fmt.Errorf("the plan deletes %d of the %d %s toposcope wrote (shrinkGuard allows %.1f%%)%s",
+				sh.Removed, sh.Had, sh.Kind, 100*s.limit, hint(sh.Accept))
 		}
 		return nil
 	}
@@ -78,6 +78,14 @@ func (s *ShrinkGuard) Check(_ context.Context, _ *topology.Graph, plan *Result) 
 	}
 	s.record(plan, listed)
 	return nil
+}
+
+// hint is "; <how to accept>" or "".
+func hint(accept string) string {
+	if accept == "" {
+		return ""
+	}
+	return "; " + accept
 }
 
 // Record is a Guard that lets plan through and makes it the baseline, for

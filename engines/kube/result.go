@@ -87,6 +87,8 @@ type Shrink struct {
 	Removed int `json:"removed"`
 	// Kind names what is counted in messages ("accounts").
 	Kind string `json:"kind"`
+	// Accept says how an operator lets a refused plan through.
+	Accept string `json:"accept,omitempty"`
 }
 
 // Summary is the one-line report printed by the CLI: objects changed,

@@ -183,7 +183,8 @@ func (e *Engine) ApplyBudgets(ctx context.Context, g *topology.Graph, b *placeme
 // shrinkOf counts the managed objects the plan found (kept as they are,
 // updated or deleted) and those it deletes.
 func shrinkOf(res *kube.Result) *kube.Shrink {
-	s := &kube.Shrink{Had: res.Unchanged, Kind: "Cohorts and ClusterQueues"}
+	s := &kube.Shrink{Had: res.Unchanged, Kind: "Cohorts and ClusterQueues",
+		Accept: "to accept it, PUT the budgets again with ?accept=shrink (or publish them once with toposcope generate --engine " + Name + " --budgets FILE)"}
 	for _, c := range res.Changes {
 		switch c.Op {
 		case "update":
