@@ -154,7 +154,9 @@ func TestRefuses(t *testing.T) {
 	t.Parallel()
 	e := printEngine(t, nil)
 	g := cluster(t, 2, 8)
-	one := func(s placement.AccountSpec) *placement.Budgets { return &placement.Budgets{Accounts: []placement.AccountSpec{s}} }
+	one := func(s placement.AccountSpec) *placement.Budgets {
+		return &placement.Budgets{Accounts: []placement.AccountSpec{s}}
+	}
 	for _, tc := range []struct {
 		name string
 		b    *placement.Budgets
