@@ -13,6 +13,7 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/engines/kueuebudgets"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/testenv/consumertest"
 	"github.com/toposcope/toposcope/testenv/kubetest"
@@ -37,7 +38,8 @@ func budgetsTree(p string, nlpShares float64) *placement.Budgets {
 // status), that a second apply changes nothing, that a changed share
 // updates the weight and quotas (and Kueue observes the new generation),
 // that a removed account is pruned, and that a tree losing most accounts
-// is refused by the shrink guard until accepted.
+// is refused by the shrink guard until accepted. The engine runs as a
+// ServiceAccount with only charts/toposcope/rbac/kueue-budgets.yaml.
 func TestBudgetsFairSharing(t *testing.T) {
 	t.Parallel()
 	c, _ := kueue.require(t)
@@ -56,9 +58,24 @@ func TestBudgetsFairSharing(t *testing.T) {
 	if _, err := dyn.Resource(kueuebudgets.FlavorResource).Create(ctx, rf, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The engine runs as a ServiceAccount bound to only the chart's rules
+	// for it; every rule must be used by the end.
+	rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/kueue-budgets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := c.ServiceAccountConfig(ctx, c.Namespace(t), "toposcope", rules.Cluster, rules.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := kubetest.NewCounter()
 	cfg := kueuebudgets.DefaultConfig()
 	cfg.Flavor, cfg.Root = flavor, p+"-root"
-	e, err := kueuebudgets.New(cfg, dyn, engines.Deps{})
+	clients, err := kubeclient.NewClients(counter.Instrument(cfg.Tune(rc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kueuebudgets.New(cfg, clients.Dynamic, engines.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +172,21 @@ func TestBudgetsFairSharing(t *testing.T) {
 		t.Fatalf("%v\n%s", err, kueueLog(c))
 	}
 
+	// research 3 → 4 shares: its Cohort's weight, and every quota.
+	bigger := budgetsTree(p, 4)
+	bigger.Accounts[0].Shares = placement.Shares(4)
+	if res := apply(bigger, guard.Check); res.Changed != 4 {
+		t.Errorf("changed Cohort share: %d changed, want 4 (research, nlp, vision, production)", res.Changed)
+	}
+	if research, err = cohorts.Get(ctx, p+"-research", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w := str(research, "spec", "fairSharing", "weight"); w != "4" {
+		t.Errorf("Cohort research weight %q, want 4", w)
+	}
+
 	// interns leaves: 1 of 6 objects deleted, under the guard's 50%.
-	smaller := budgetsTree(p, 4)
-	smaller.Accounts = smaller.Accounts[:2]
+	smaller := &placement.Budgets{Accounts: bigger.Accounts[:2]}
 	if res := apply(smaller, guard.Check); res.Changed != 1 {
 		t.Errorf("removed account: %d changed, want 1 deletion", res.Changed)
 	}
@@ -191,6 +220,9 @@ func TestBudgetsFairSharing(t *testing.T) {
 	}
 	if err := consumertest.WaitActive(ctx, dyn, p+"-production", admitTimeout); err != nil {
 		t.Fatal(err)
+	}
+	if unused := rules.Unused(counter.Accesses()); len(unused) > 0 {
+		t.Errorf("charts/toposcope/rbac/kueue-budgets.yaml grants permissions the engine never used: %v", unused)
 	}
 }
 
