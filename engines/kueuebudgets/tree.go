@@ -64,8 +64,8 @@ func (e *Engine) build(g *topology.Graph, b *placement.Budgets) (*objects, error
 	quota := apportion(accts, gpus)
 	out := &objects{gpus: gpus}
 	out.cohorts = append(out.cohorts, e.object("Cohort", e.cfg.Root, "", 0, map[string]any{}))
-	for i, a := range accts[1:] {
-		i++
+	for i := 1; i < len(accts); i++ {
+		a := accts[i]
 		parent := e.cfg.Root
 		if p := accts[a.Parent]; a.Parent != 0 {
 			parent = p.Name
