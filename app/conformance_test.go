@@ -106,7 +106,21 @@ func TestEngineContract(t *testing.T) {
 				t.Fatalf("New(example): %v", err)
 			}
 			ctx := context.Background()
-			if err := e.Publish(ctx, g); err != nil {
+			if bp, ok := e.(engines.BudgetsPublisher); ok {
+				// An engine of the budgets tree cannot publish the graph
+				// alone; with budgets it publishes what it renders.
+				if err := e.Publish(ctx, g); !errors.Is(err, engines.ErrNoBudgets) {
+					t.Errorf("Publish without budgets = %v, want ErrNoBudgets", err)
+				}
+				b := &placement.Budgets{Accounts: []placement.AccountSpec{{Name: "a", Shares: placement.Shares(2)}, {Name: "b"}}}
+				if err := bp.PublishBudgets(ctx, g, b); err != nil {
+					t.Fatalf("PublishBudgets: %v", err)
+				}
+				doc, err := bp.RenderBudgets(ctx, g, b)
+				if err != nil || len(doc) == 0 || !bytes.Equal(out.Bytes(), doc) {
+					t.Errorf("RenderBudgets = %d bytes, %v; differs from PublishBudgets to stdout", len(doc), err)
+				}
+			} else if err := e.Publish(ctx, g); err != nil {
 				t.Fatalf("Publish: %v", err)
 			}
 			if r, ok := e.(engines.Renderer); ok {

@@ -10,6 +10,7 @@ package app
 import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/k8slabels"
+	"github.com/toposcope/toposcope/engines/kueuebudgets"
 	"github.com/toposcope/toposcope/engines/nfd"
 	"github.com/toposcope/toposcope/engines/schedtopo"
 	"github.com/toposcope/toposcope/engines/slinky"
@@ -74,6 +75,7 @@ func Engines() []engines.Factory {
 		slinky.NewFactory(),
 		schedtopo.NewKueueFactory(),
 		schedtopo.NewKAIFactory(),
+		kueuebudgets.NewFactory(),
 		nfd.NewFactory(),
 		volcano.NewFactory(),
 	}

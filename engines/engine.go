@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -26,6 +27,26 @@ type Engine interface {
 	// Publish renders g and delivers it (writes a file, patches objects).
 	// On error, what was published before is left as it was.
 	Publish(ctx context.Context, g *topology.Graph) error
+}
+
+// ErrNoBudgets is wrapped when an engine that publishes the placement
+// budgets tree is asked to publish without it (engines.Engine.Publish
+// gives only the graph). Nothing is written in that case.
+var ErrNoBudgets = errors.New("needs the placement budgets tree")
+
+// BudgetsPublisher is implemented by engines whose output is the
+// placement budgets tree (accounts and shares) rather than the graph
+// alone: kueue-budgets. Their host finds them by type assertion and calls
+// PublishBudgets with its budgets (the service: the stored budgets of PUT
+// /v1/budgets; the CLI: the --budgets file); their Publish, which has no
+// budgets, fails with ErrNoBudgets.
+type BudgetsPublisher interface {
+	Engine
+	// PublishBudgets publishes b; g gives the cluster's size (its GPUs).
+	PublishBudgets(ctx context.Context, g *topology.Graph, b *placement.Budgets) error
+	// RenderBudgets returns the document PublishBudgets would publish,
+	// contacting no cluster.
+	RenderBudgets(ctx context.Context, g *topology.Graph, b *placement.Budgets) ([]byte, error)
 }
 
 // Renderer is implemented by engines whose output is a document, so that

@@ -2,8 +2,11 @@
 # install-slurm.sh — install everything the Slurm tests (testenv/slurmtest) need.
 #
 # On a fresh Debian bookworm machine (root, with Go, gcc and git) this:
-#   1. installs the host packages slurmctld, slurmd, slurm-client, munge and debootstrap
-#      (Slurm 22.05: topology/tree, and jobs that run for the ledger source), running apt-get update only when one is missing;
+#   1. installs the host packages slurmctld, slurmd, slurm-client, munge, slurmdbd, mariadb-server
+#      and debootstrap (Slurm 22.05: topology/tree, jobs that run for the ledger source, and the
+#      accounting database that `sacctmgr load` of the budgets tree is checked against; the tests
+#      run their own mariadbd and slurmdbd, the packages' services are not used), running
+#      apt-get update only when one is missing;
 #   2. prepares munge (/run/munge, ownerships, /etc/munge/munge.key) and starts munged
 #      unless it is already running and answering;
 #   3. builds, once, a Debian trixie minbase chroot with Slurm 24.11 (topology/block) in
@@ -20,7 +23,7 @@ set -euo pipefail
 
 readonly SUITE=trixie
 readonly SLURM_SERIES=24.11
-readonly HOST_PKGS=(slurmctld slurmd slurm-client munge debootstrap)
+readonly HOST_PKGS=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server debootstrap)
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 LOG_NAME=install-slurm

@@ -86,6 +86,15 @@ func (s *Books) SetBudgets(b *Budgets) error {
 	return nil
 }
 
+// Budgets returns the budgets in force, nil when none were set (the
+// standings then give every account an equal share). The value is never
+// changed once set (SetBudgets replaces it): callers must not change it.
+func (s *Books) Budgets() *Budgets {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.budgets
+}
+
 // Append validates and adds records; it adds none if one is invalid.
 func (s *Books) Append(recs []Record) error {
 	l := Ledger{Records: recs}

@@ -207,7 +207,8 @@ func (h *handlers) budgets(c *gin.Context) {
 	c.JSON(http.StatusOK, view.Tree.Budgets())
 }
 
-// putBudgets answers PUT /v1/budgets: the tree is replaced.
+// putBudgets answers PUT /v1/budgets: the tree is replaced, then
+// published by the engines of the budgets tree.
 func (h *handlers) putBudgets(c *gin.Context) {
 	var b placement.Budgets
 	if err := decodeStrict(c.Request.Body, &b); err != nil {
@@ -217,6 +218,15 @@ func (h *handlers) putBudgets(c *gin.Context) {
 	if err := h.Placement.SetBudgets(&b); err != nil {
 		h.fail(c, err)
 		return
+	}
+	// The engines of the budgets tree (kueue-budgets) publish it now; a
+	// refusal (the shrink guard) or failure leaves the budgets stored and
+	// is told in a Warning header: PUT again with ?accept=shrink to let a
+	// shrinking tree through.
+	for _, r := range h.Loop.PublishBudgets(c.Request.Context(), c.Query("accept") == "shrink") {
+		if r.Error != "" {
+			c.Writer.Header().Add("Warning", "299 toposcope "+strconv.Quote(r.Engine+": "+r.Error))
+		}
 	}
 	c.JSON(http.StatusOK, &b)
 }

@@ -108,3 +108,23 @@ func TestZeroSharesOverREST(t *testing.T) {
 		t.Errorf("budgets = %s", got)
 	}
 }
+
+// TestPutBudgetsPublishes: PUT /v1/budgets stores the tree and has the
+// engines of the budgets tree publish it at once; what an engine cannot
+// publish leaves the budgets stored and comes back as a Warning header.
+func TestPutBudgetsPublishes(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{engines: "- name: kueue-budgets\n  params: {mode: print}\n"})
+	s.discover()
+	w := s.do("PUT", "/v1/budgets", `{"accounts":[{"name":"a","shares":3},{"name":"b"}]}`)
+	if w.Code != http.StatusOK || w.Header().Get("Warning") != "" {
+		t.Fatalf("PUT budgets: %d, Warning %q: %s", w.Code, w.Header().Get("Warning"), w.Body)
+	}
+	w = s.do("PUT", "/v1/budgets", `{"accounts":[{"name":"a","children":[{"name":"c","useParent":true}]}]}`)
+	if warn := w.Header().Get("Warning"); w.Code != http.StatusOK || !strings.HasPrefix(warn, `299 toposcope "kueue-budgets: `) || !strings.Contains(warn, "useParent has no Kueue equivalent") {
+		t.Fatalf("PUT budgets Kueue cannot express: %d, Warning %q", w.Code, warn)
+	}
+	if w := s.do("GET", "/v1/budgets", ""); !strings.Contains(w.Body.String(), `"useParent":true`) {
+		t.Errorf("the budgets were not stored: %s", w.Body)
+	}
+}

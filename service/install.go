@@ -32,7 +32,7 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 
 	if st.Snapshot != nil && st.Snapshot.Digest == digest {
 		run.Outcome, run.Snapshot = store.OutcomeUnchanged, st.Snapshot.ID
-		if l.published != digest || republish(run.Trigger) {
+		if l.published != l.publishDigest(digest) || republish(run.Trigger) {
 			run.Engines = l.publish(ctx, st.Graph, digest, false)
 		}
 		if st.Pending != nil {
@@ -264,6 +264,7 @@ func (l *Loop) setCurrent(snap *store.Snapshot, g *topology.Graph) {
 // through, new baseline) when an operator accepted the graph.
 func (l *Loop) publish(ctx context.Context, g *topology.Graph, digest string, accepted bool) []store.EngineResult {
 	out := make([]store.EngineResult, 0, len(l.engines))
+	published := l.publishDigest(digest) // before publishing: budgets may change meanwhile
 	ok := true
 	for _, e := range l.engines {
 		start := time.Now()
@@ -281,7 +282,7 @@ func (l *Loop) publish(ctx context.Context, g *topology.Graph, digest string, ac
 		out = append(out, r)
 	}
 	if ok {
-		l.published = digest
+		l.published = published
 	}
 	return out
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -30,18 +32,94 @@ func republish(trigger string) bool { return trigger == TriggerNodes }
 
 // publishOne publishes g through eng; a Kubernetes engine is handed the
 // shrink guard (kube.GuardedPublisher), every other engine publishes as
-// it would anywhere.
+// it would anywhere. An engine of the budgets tree
+// (engines.BudgetsPublisher) is given the budgets in force as well, and
+// the guard when it takes one (kube.GuardedBudgetsPublisher); with no
+// budgets set it publishes nothing (and says so), rather than deleting
+// what it wrote from an earlier tree.
 func (l *Loop) publishOne(ctx context.Context, eng engines.Engine, g *topology.Graph, accepted bool) error {
-	gp, ok := eng.(kube.GuardedPublisher)
 	guard := l.deps.KubeGuard
+	var opts kube.ApplyOptions
+	if guard != nil {
+		opts.Guard = guard.Check
+		if accepted {
+			opts.Guard = guard.Record
+		}
+	}
+	if bp, ok := eng.(engines.BudgetsPublisher); ok {
+		b := l.budgets()
+		if b == nil {
+			l.log.Warn("no placement budgets are set (PUT /v1/budgets): the engine of the budgets tree publishes nothing")
+			return nil
+		}
+		if gbp, ok := eng.(kube.GuardedBudgetsPublisher); ok && guard != nil {
+			return gbp.PublishBudgetsWith(ctx, g, b, opts)
+		}
+		return bp.PublishBudgets(ctx, g, b)
+	}
+	gp, ok := eng.(kube.GuardedPublisher)
 	if !ok || guard == nil {
 		return eng.Publish(ctx, g)
 	}
-	opts := kube.ApplyOptions{Guard: guard.Check}
-	if accepted {
-		opts.Guard = guard.Record
-	}
 	return gp.PublishWith(ctx, g, opts)
+}
+
+// PublishBudgets publishes the budgets in force, on the current
+// topology, through every engine of the budgets tree, at once (the
+// server calls it after PUT /v1/budgets, so that a new tree need not
+// wait for the next discovery run). With accept, the shrink guard lets
+// the plan through (Record): the operator accepts a tree that deletes
+// more of the engine's objects than discovery.shrinkGuard allows. It
+// returns one result per such engine, none before the first topology.
+func (l *Loop) PublishBudgets(ctx context.Context, accept bool) []store.EngineResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.State()
+	if st.Graph == nil {
+		return nil
+	}
+	var out []store.EngineResult
+	for _, e := range l.engines {
+		if _, ok := e.eng.(engines.BudgetsPublisher); !ok {
+			continue
+		}
+		start := time.Now()
+		r := store.EngineResult{Engine: e.name}
+		if err := l.publishOne(ctx, e.eng, st.Graph, accept); err != nil {
+			r.Error = err.Error()
+			l.log.Error("publish of the budgets failed", "engine", e.name, "err", err)
+		}
+		r.DurationSeconds = time.Since(start).Seconds()
+		l.deps.Metrics.published(r)
+		out = append(out, r)
+	}
+	return out
+}
+
+// budgets returns the budgets in force, nil without any.
+func (l *Loop) budgets() *placement.Budgets {
+	if l.deps.Budgets == nil {
+		return nil
+	}
+	return l.deps.Budgets()
+}
+
+// publishDigest is what a publish of the graph with the given digest
+// records as published: the graph's digest, followed, when an engine
+// publishes the budgets tree, by the budgets' digest, so that a change of
+// budgets alone is published at the next discovery run.
+func (l *Loop) publishDigest(digest string) string {
+	for _, e := range l.engines {
+		if _, ok := e.eng.(engines.BudgetsPublisher); ok {
+			data, err := json.Marshal(l.budgets())
+			if err != nil {
+				return digest + "+budgets?" // never equal to a recorded digest: publish again
+			}
+			sum := sha256.Sum256(data)
+			return digest + "+" + hex.EncodeToString(sum[:8])
+		}
+	}
+	return digest
 }
 
 // Adopt makes g, the leader's accepted topology, this replica's current

@@ -20,6 +20,7 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/service/store"
@@ -72,6 +73,10 @@ type LoopDeps struct {
 	// KubeGuard, when set, is handed to Kubernetes engines as their
 	// ApplyOptions.Guard (see kube.go).
 	KubeGuard *kube.ShrinkGuard
+	// Budgets, when set, returns the placement budgets in force (nil when
+	// none are set), for the engines of the budgets tree
+	// (engines.BudgetsPublisher; see kube.go).
+	Budgets func() *placement.Budgets
 }
 
 // Loop keeps the current topology up to date. Build it with newLoop,

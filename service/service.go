@@ -118,12 +118,15 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err := registerBuildInfo(deps.Metrics, deps.Version); err != nil {
 		return nil, err
 	}
+	if s.Placement, err = placement.OpenBooks(st); err != nil {
+		return nil, err
+	}
 	// The loop keeps a slot of its own: queued API requests never delay
 	// the service's own discovery.
 	s.Loop, err = newLoop(LoopDeps{
 		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Limiter: newLimiter(1), Now: deps.Now,
 		Provider: cfg.Provider, Engines: cfg.Engines, Config: cfg.Discovery, Retention: cfg.Store.Retention,
-		Stdout: deps.Stdout, KubeGuard: kube.NewShrinkGuard(cfg.Discovery.ShrinkGuard),
+		Stdout: deps.Stdout, KubeGuard: kube.NewShrinkGuard(cfg.Discovery.ShrinkGuard), Budgets: s.Placement.Budgets,
 	})
 	if err != nil {
 		return nil, err
@@ -137,9 +140,6 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	})
 	if err := s.Requests.Resume(ctx); err != nil {
 		deps.Logger.Warn("some pending requests could not be resumed", "err", err)
-	}
-	if s.Placement, err = placement.OpenBooks(st); err != nil {
-		return nil, err
 	}
 	s.Placer = newPlacer(s.Loop, s.Placement, deps.Now)
 	if s.syncer, err = ledgerSyncer(deps.Registry, cfg.Placement, s.Placement, deps.Now, deps.Logger); err != nil {

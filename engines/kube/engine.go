@@ -1,5 +1,5 @@
 // Package kube is the kit of toposcope's Kubernetes engines (k8s-labels,
-// slinky, kueue, kai, nfd, volcano): label keys and label-value sanitizing, matching
+// slinky, kueue, kai, nfd, volcano, kueue-budgets): label keys and label-value sanitizing, matching
 // Kubernetes Nodes to the nodes of a graph, the minimal-write node
 // synchronizer, the shrink guard, the publish modes and the result of a
 // publish (what changed, what was left alone and why).

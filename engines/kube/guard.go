@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -16,12 +17,22 @@ type GuardedPublisher interface {
 	PublishWith(ctx context.Context, g *topology.Graph, opts ApplyOptions) error
 }
 
+// GuardedBudgetsPublisher is GuardedPublisher for an
+// engines.BudgetsPublisher: the service hands its shrink guard to the
+// plan of the budgets tree this way.
+type GuardedBudgetsPublisher interface {
+	PublishBudgetsWith(ctx context.Context, g *topology.Graph, b *placement.Budgets, opts ApplyOptions) error
+}
+
 // ShrinkGuard is the service's shrink guard on the Kubernetes side: it
 // refuses a plan when, since the last plan it let through for the same
 // engine, more than Limit of the nodes that were placed then are now
 // refused (listed in Kubernetes but not placed by the graph), beyond
 // what new nodes explain. The first plan of each engine sets the
-// baseline. A Limit of 1 or more lets everything through.
+// baseline. A plan with Result.Shrink (a tree of objects, not nodes) is
+// weighed against the cluster instead: it is refused when it deletes
+// more than Limit of the engine's objects it found there. A Limit of 1
+// or more lets everything through.
 type ShrinkGuard struct {
 	limit float64
 	mu    sync.Mutex
@@ -41,6 +52,13 @@ func NewShrinkGuard(limit float64) *ShrinkGuard {
 
 // Check is a Guard: it refuses plan, or records it as the new baseline.
 func (s *ShrinkGuard) Check(_ context.Context, _ *topology.Graph, plan *Result) error {
+	if sh := plan.Shrink; sh != nil {
+		if s.limit < 1 && sh.Had > 0 && sh.Removed > 0 && float64(sh.Removed)/float64(sh.Had) > s.limit {
+			return fmt.Errorf("the plan deletes %d of the %d %s toposcope wrote (shrinkGuard allows %.1f%%)%s",
+				sh.Removed, sh.Had, sh.Kind, 100*s.limit, hint(sh.Accept))
+		}
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	listed := plan.Changed + plan.Unchanged + len(plan.Refused)
@@ -60,6 +78,14 @@ func (s *ShrinkGuard) Check(_ context.Context, _ *topology.Graph, plan *Result) 
 	}
 	s.record(plan, listed)
 	return nil
+}
+
+// hint is "; <how to accept>" or "".
+func hint(accept string) string {
+	if accept == "" {
+		return ""
+	}
+	return "; " + accept
 }
 
 // Record is a Guard that lets plan through and makes it the baseline, for

@@ -103,3 +103,38 @@ func TestPublishPassesOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestShrinkGuardTree: a plan with Result.Shrink (a tree of objects, not
+// nodes) is weighed against what it found in the cluster, with no
+// baseline; Record lets anything through.
+func TestShrinkGuardTree(t *testing.T) {
+	t.Parallel()
+	plan := func(had, removed int) *kube.Result {
+		return &kube.Result{Engine: "kueue-budgets", Shrink: &kube.Shrink{Had: had, Removed: removed, Kind: "accounts"}}
+	}
+	for _, tc := range []struct {
+		name    string
+		limit   float64
+		plan    *kube.Result
+		refused bool
+	}{
+		{"nothing found: first publish", 0.5, plan(0, 0), false},
+		{"one of six deleted", 0.5, plan(6, 1), false},
+		{"half deleted is within 50%", 0.5, plan(6, 3), false},
+		{"three of five deleted", 0.5, plan(5, 3), true},
+		{"every account deleted", 0.5, plan(4, 4), true},
+		{"guard off", 1, plan(4, 4), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := kube.NewShrinkGuard(tc.limit)
+			err := g.Check(context.Background(), nil, tc.plan)
+			if (err != nil) != tc.refused {
+				t.Errorf("Check = %v, refused want %v", err, tc.refused)
+			}
+			if err := g.Record(context.Background(), nil, tc.plan); err != nil {
+				t.Errorf("Record = %v", err)
+			}
+		})
+	}
+}

@@ -72,8 +72,23 @@ type Result struct {
 	Refused []string `json:"refused,omitempty"`
 	// Changes lists every write, in the order they were planned.
 	Changes []Change `json:"changes,omitempty"`
+	// Shrink is set by engines whose objects form a tree of their own
+	// rather than follow nodes (kueue-budgets): ShrinkGuard then weighs
+	// the objects the plan deletes against those it found.
+	Shrink *Shrink `json:"shrink,omitempty"`
 	// Warnings are problems that did not stop the publish.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Shrink counts, for a plan, the engine's own objects it found in the
+// cluster (Had) and how many of them it deletes (Removed).
+type Shrink struct {
+	Had     int `json:"had"`
+	Removed int `json:"removed"`
+	// Kind names what is counted in messages ("accounts").
+	Kind string `json:"kind"`
+	// Accept says how an operator lets a refused plan through.
+	Accept string `json:"accept,omitempty"`
 }
 
 // Summary is the one-line report printed by the CLI: objects changed,

@@ -75,7 +75,9 @@ func (k *Kueue) Log() string { return k.proc.tail() }
 
 // kueueConfig is a config.kueue.x-k8s.io/v1beta2 Configuration for a run
 // out of cluster: its own certificates, no leader election, no metrics
-// server.
+// server. Fair sharing is on (a fairSharing section turns it on), as the
+// kueue-budgets engine's Cohort tree and weights need; a ClusterQueue in
+// no Cohort, as the topology tests use, is not affected by it.
 const kueueConfig = `apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: ` + KueueNamespace + `
@@ -93,6 +95,8 @@ internalCertManagement:
   enable: false
 integrations:
   frameworks: ["batch/job"]
+fairSharing:
+  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]
 `
 
 // kueueWrapper runs kueue in a private mount namespace whose /etc is an

@@ -31,6 +31,10 @@ type Options struct {
 	// Root is the chroot to run V2411 in instead of the cached one: a
 	// copy of it (see [Chroot]) into which a test installed something.
 	Root string
+	// DBD, when set, is the slurmdbd (see [StartDBD]) the controller keeps
+	// accounts in, with multifactor priority, so that sshare shows fair
+	// share; only V2205.
+	DBD *DBD
 }
 
 // normalize checks o and fills in defaults.
@@ -54,6 +58,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.Root != "" && o.Version != V2411 {
 		return o, fmt.Errorf("slurmtest: Root is a chroot for %s only", V2411)
+	}
+	if o.DBD != nil && o.Version != V2205 {
+		return o, fmt.Errorf("slurmtest: slurmdbd runs only with %s", V2205)
 	}
 	if o.Slurmd && o.Version != V2205 {
 		return o, fmt.Errorf("slurmtest: slurmd runs only with %s (the %s chroot has none)", V2205, o.Version)
@@ -140,6 +147,10 @@ SelectType=select/cons_tres
 ReturnToService=2
 `)
 	fmt.Fprintf(&b, "TopologyPlugin=%s\n", o.Plugin)
+	if o.DBD != nil {
+		b.WriteString(o.DBD.accountingLines())
+		b.WriteString("PriorityType=priority/multifactor\n")
+	}
 	if o.Slurmd {
 		if err := writeSlurmdConfig(&b, d, o, nodePorts); err != nil {
 			return err

@@ -138,7 +138,7 @@ by resourceName.
 {{- end -}}
 {{- range $e := (default list $c.engines) -}}
 {{- $p := default dict $e.params -}}
-{{- if has (toString $e.name) (list "k8s-labels" "kueue" "kai") -}}
+{{- if has (toString $e.name) (list "k8s-labels" "kueue" "kai" "kueue-budgets") -}}
 {{- $needs = append $needs (dict "file" $e.name) -}}
 {{- else if eq (toString $e.name) "nfd" -}}
 {{- $needs = append $needs (dict "file" "nfd" "namespace" (default "node-feature-discovery" $p.namespace)) -}}

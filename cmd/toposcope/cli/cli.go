@@ -133,6 +133,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newModelCmd(env),
 		newModelsCmd(env),
 		newPlaceCmd(env),
+		newBudgetsCmd(env),
 		newSimulateCmd(env),
 		agentcmd.New("agent", env.Stdout, func() (*slog.Logger, error) { return opts.logger(env.Stderr) }),
 		newProvidersCmd(env),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
@@ -36,6 +38,7 @@ type generateOptions struct {
 	engineParams    []string
 	failOnUncovered bool
 	force           bool
+	budgets         string
 }
 
 func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
@@ -49,7 +52,8 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
   toposcope generate --config /etc/toposcope/config.yaml
   toposcope generate --provider infiniband --ibnetdiscover-output fabric.txt --engine slurm
   toposcope generate --provider infiniband --ibnetdiscover-command 'ssh head1 ibnetdiscover'
-  toposcope generate --model nvl72 --engine k8s-labels --kubeconfig ~/.kube/config --dry-run`,
+  toposcope generate --model nvl72 --engine k8s-labels --kubeconfig ~/.kube/config --dry-run
+  toposcope generate --model nvl72 --engine kueue-budgets --budgets budgets.yaml --engine-param mode=print`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := root.logger(env.Stderr)
@@ -75,6 +79,10 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			publish, err := o.publisher(e, eref.Name)
+			if err != nil {
+				return err
+			}
 			g, err := during(progressOut(), "discover with "+pref.Name, func() (*topology.Graph, error) { return p.Discover(cmd.Context(), req) })
 			if err != nil {
 				return fmt.Errorf("discover with %s: %w", pref.Name, err)
@@ -88,7 +96,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 						len(c.Uncovered), c.Reason, hostlist.Compress(c.Uncovered))
 				}
 			}
-			if _, err := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, e.Publish(cmd.Context(), g) }); err != nil {
+			if _, err := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, publish(cmd.Context(), g) }); err != nil {
 				return fmt.Errorf("publish with %s: %w", eref.Name, err)
 			}
 			if o.failOnUncovered && len(uncovered) > 0 {
@@ -115,6 +123,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 	f.StringArrayVar(&o.providerParams, "provider-param", nil, "provider setting KEY=VALUE (repeatable)")
 	f.StringArrayVar(&o.engineParams, "engine-param", nil, "engine setting KEY=VALUE (repeatable)")
 	f.BoolVar(&o.force, "force", false, "let the sim provider write Slurm's live topology.conf/topology.yaml")
+	f.StringVar(&o.budgets, "budgets", "", "engines of the budgets tree (kueue-budgets): the budgets YAML to publish")
 	f.BoolVar(&o.failOnUncovered, "fail-on-uncovered", false, "exit 4 when the output leaves nodes out")
 	return cmd
 }
@@ -174,6 +183,26 @@ func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plu
 		return pref, eref, err
 	}
 	return pref, eref, nil
+}
+
+// publisher returns how e publishes: with the --budgets tree for an
+// engine of the budgets tree (which needs it), else Publish (which has no
+// use for it).
+func (o *generateOptions) publisher(e engines.Engine, name string) (func(context.Context, *topology.Graph) error, error) {
+	bp, ok := e.(engines.BudgetsPublisher)
+	switch {
+	case ok && o.budgets == "":
+		return nil, fmt.Errorf("%w: engine %s publishes the budgets tree: give --budgets FILE", ErrUsage, name)
+	case !ok && o.budgets != "":
+		return nil, fmt.Errorf("%w: --budgets: engine %s does not publish the budgets tree", ErrUsage, name)
+	case !ok:
+		return e.Publish, nil
+	}
+	b, err := readYAML(o.budgets, placement.ParseBudgets)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, g *topology.Graph) error { return bp.PublishBudgets(ctx, g, b) }, nil
 }
 
 func setParams(node *yaml.Node, flag string, kvs []string) error {
