@@ -67,7 +67,11 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 		return nil
 	}
 	if err := e.reconfigure(ctx); err != nil {
-		log.ErrorContext(ctx, "slurm: reconfigure failed; slurmctld may still run the old topology", "command", e.cfg.ReconfigureCommand, "error", err)
+		attrs := []any{"command", e.cfg.ReconfigureCommand, "error", err}
+		if ex, ok := bounded.Excerpt(err); ok {
+			attrs = append(attrs, "stderr", ex) // the log is the operator's; the error (which may reach an API caller) never quotes it
+		}
+		log.ErrorContext(ctx, "slurm: reconfigure failed; slurmctld may still run the old topology", attrs...)
 		return err
 	}
 	e.reconfigurePending = false
@@ -75,12 +79,13 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	return nil
 }
 
-// reconfigureOutput caps what ReconfigureCommand may print; its output is
-// never quoted.
+// reconfigureOutput caps what ReconfigureCommand may print on standard
+// output, which is never quoted.
 const reconfigureOutput = 1 << 20
 
 // reconfigure runs ReconfigureCommand, directly (no shell). A failure says
-// how it ended, never what it printed.
+// how it ended, never what it printed; the end of its standard error
+// goes to the log (see bounded.Excerpt).
 func (e *Engine) reconfigure(ctx context.Context) error {
 	argv := e.cfg.ReconfigureCommand
 	if _, err := bounded.Run(ctx, argv, reconfigureOutput); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/toposcope/toposcope/cmd/toposcope/buildinfo"
 	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/plugins"
 )
@@ -71,6 +72,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "toposcope: %v\n", err)
+	if ex, ok := bounded.Excerpt(err); ok {
+		// The operator's own terminal: the command's reason, which an API
+		// caller never sees, is shown here (bounded, escaped, redacted).
+		fmt.Fprintf(env.Stderr, "toposcope: the command's standard error ended with:\n  %s\n", strings.ReplaceAll(ex, "\n", "\n  "))
+	}
 	return ExitCode(err)
 }
 
