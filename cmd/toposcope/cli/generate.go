@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -79,6 +80,13 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("discover with %s: %w", pref.Name, err)
 			}
+			if err := announceReconfigure(cmd.Context(), env.Stderr, e, g); err != nil {
+				return err
+			}
+			_, perr := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, e.Publish(cmd.Context(), g) })
+			if errors.Is(perr, engines.ErrInexpressible) {
+				return fmt.Errorf("publish with %s: %w", eref.Name, perr) // nothing written: the reason, once
+			}
 			var uncovered []string
 			if cr, ok := e.(engines.CoverageReporter); ok {
 				c := cr.Coverage(g)
@@ -88,11 +96,8 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 						len(c.Uncovered), c.Reason, hostlist.Compress(c.Uncovered))
 				}
 			}
-			if err := announceReconfigure(cmd.Context(), env.Stderr, e, g); err != nil {
-				return err
-			}
-			if _, err := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, e.Publish(cmd.Context(), g) }); err != nil {
-				return fmt.Errorf("publish with %s: %w", eref.Name, err)
+			if perr != nil {
+				return fmt.Errorf("publish with %s: %w", eref.Name, perr)
 			}
 			if o.failOnUncovered && len(uncovered) > 0 {
 				return fmt.Errorf("%d nodes: %w", len(uncovered), ErrUncovered)
