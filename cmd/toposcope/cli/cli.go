@@ -145,6 +145,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newEnginesCmd(env),
 		newVersionCmd(env),
 	)
+	registerCompletions(root, env.Registry)
 	return root
 }
 
@@ -163,8 +164,17 @@ func newVersionCmd(env *Env) *cobra.Command {
 	}
 }
 
-// noArgs rejects positional arguments with a usage error.
+// noArgs rejects positional arguments with a usage error; to a command
+// with subcommands, the first argument is a misspelt subcommand, and the
+// error suggests the closest ones.
 func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.HasAvailableSubCommands() {
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", strings.Join(s, `" or "`))
+		}
+		return fmt.Errorf("%w: %s", ErrUsage, msg)
+	}
 	if len(args) > 0 {
 		return fmt.Errorf("%w: %s takes no arguments, got %q", ErrUsage, cmd.CommandPath(), args)
 	}
