@@ -27,7 +27,7 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 	three := write("three.yaml", `provider:
   name: sim
   params:
-    modle: nvl72
+    modl: nvl72
 engines:
   - name: slurm
     params:
@@ -63,7 +63,7 @@ discovery:
 		want       []string
 	}{
 		{"three typos", three, []string{"3 problems:",
-			`provider.params.modle (line 4): unknown key; did you mean "model"?`,
+			`provider.params.modl (line 4): unknown key; did you mean "model"?`,
 			`engines[0].params.blockSizes (line 9): want an integer, got "x"`,
 			`server.listn (line 11): unknown key; did you mean "listen"?`}},
 		{"several sections", several, []string{"4 problems:",
