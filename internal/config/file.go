@@ -101,8 +101,9 @@ func ParseAll(data []byte) (*File, error) {
 	return &f, Join(keyErr, typeErr, f.validate(), f.validateSections(lines))
 }
 
-// withoutReported drops from te the decoder's unknown-field messages on
-// lines that checkSections already reported (with the key's full path).
+// withoutReported drops from te the decoder's messages on lines that
+// checkSections already reported (with the key's full path and a
+// suggestion).
 func withoutReported(te *yaml.TypeError, reported error) error {
 	seen := map[int]bool{}
 	for _, e := range flatten(reported) {
@@ -113,7 +114,7 @@ func withoutReported(te *yaml.TypeError, reported error) error {
 	}
 	keep := make([]string, 0, len(te.Errors))
 	for _, msg := range te.Errors {
-		if m := yamlLine.FindStringSubmatch(msg); m != nil && strings.Contains(m[2], " not found in type ") {
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			if line, _ := strconv.Atoi(m[1]); seen[line] {
 				continue
 			}

@@ -133,6 +133,15 @@ func TestParseEveryProblem(t *testing.T) {
 	if n := strings.Count(err.Error(), "listn"); n != 1 {
 		t.Errorf("listn reported %d times:\n%v", n, err)
 	}
+	_, err = config.Parse([]byte("servr:\n  listen: x\nstore: 5\n"))
+	for _, w := range []string{`servr (line 1): unknown key; did you mean "server"?`, "store (line 3): must be a mapping"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+	if err != nil && (strings.Count(err.Error(), "line 3") != 1 || strings.Contains(err.Error(), "not found in type")) {
+		t.Errorf("a problem reported twice, or in the decoder's words:\n%v", err)
+	}
 	var many strings.Builder
 	many.WriteString("server:\n")
 	for i := range 30 {
