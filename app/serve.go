@@ -122,7 +122,7 @@ func printWhere(w io.Writer, version string, cfg *config.File, addr net.Addr, pr
 		{"graph", "/v1/graph   (Graphviz: /v1/graph?format=dot)"},
 		{"one node", "/v1/nodes/<name>"},
 		{"domains", "/v1/domains"},
-		{"slurm file", "/v1/render/slurm?plugin=topology/block&slurmVersion=24.11"},
+		{"slurm file", "/v1/render/slurm   (NVLink blocks: ?plugin=topology/block)"},
 		{"snapshots", "/v1/snapshots   (diffs: /v1/diff)"},
 		{"API", "/openapi.json   (docs/api.md)"},
 		{"metrics", "/metrics"},

@@ -145,7 +145,8 @@ func unique[F any](kind string, fs []F, name func(F) string) error {
 }
 
 // Find returns the factory of fs whose name (nameOf) is name; the error
-// lists the known names and wraps ErrUnknownPlugin.
+// lists the known names, suggests the closest one, and wraps
+// ErrUnknownPlugin.
 func Find[F any](kind string, fs []F, name string, nameOf func(F) string) (F, error) {
 	names := make([]string, 0, len(fs))
 	for _, f := range fs {
@@ -155,7 +156,11 @@ func Find[F any](kind string, fs []F, name string, nameOf func(F) string) (F, er
 		names = append(names, nameOf(f))
 	}
 	var zero F
-	return zero, fmt.Errorf("%s %q (known: %s): %w", kind, name, strings.Join(names, ", "), ErrUnknownPlugin)
+	hint := ""
+	if s := config.Suggest(name, names); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	return zero, fmt.Errorf("%s %q (known: %s): %w%s", kind, name, strings.Join(names, ", "), ErrUnknownPlugin, hint)
 }
 
 // FieldOf returns the field of the first *config.FieldError in err's

@@ -45,6 +45,7 @@ func TestNodeChanged(t *testing.T) {
 		{"clique removed", node(map[string]string{"team": "ml"}, map[string]string{"toposcope.io/region": "r1"}, "aws:///z/i-1", true), "changed label nvidia.com/gpu.clique"},
 		{"prefix annotation added", node(map[string]string{"nvidia.com/gpu.clique": "a.1", "team": "ml"}, map[string]string{"toposcope.io/region": "r1", "toposcope.io/instance-id": "x"}, "aws:///z/i-1", true), "changed annotation toposcope.io/instance-id"},
 		{"aws layer", node(map[string]string{"nvidia.com/gpu.clique": "a.1", "team": "ml", "topology.k8s.aws/network-node-layer-1": "nn-1"}, map[string]string{"toposcope.io/region": "r1"}, "aws:///z/i-1", true), "changed label topology.k8s.aws/network-node-layer-1"},
+		{"crusoe pod", node(map[string]string{"nvidia.com/gpu.clique": "a.1", "team": "ml", "crusoe.ai/pod.id": "pod-1"}, map[string]string{"toposcope.io/region": "r1"}, "aws:///z/i-1", true), "changed label crusoe.ai/pod.id"},
 		{"provider ID", node(map[string]string{"nvidia.com/gpu.clique": "a.1", "team": "ml"}, map[string]string{"toposcope.io/region": "r1"}, "aws:///z/i-2", true), "changed its provider ID"},
 		{"not ready", node(map[string]string{"nvidia.com/gpu.clique": "a.1", "team": "ml"}, map[string]string{"toposcope.io/region": "r1"}, "aws:///z/i-1", false), ""},
 	}

@@ -49,6 +49,11 @@ type blockPlan struct {
 	levels23 string
 	dropped  []droppedBlock
 	real     int // blocks that hold nodes
+	// nominal is the most common domain size when the inferred base is
+	// smaller (the smallest domain's, so that Slurm keeps every block);
+	// small names the domains of that size. 0 when the base is nominal.
+	nominal int
+	small   []string
 }
 
 // planBlocks turns the accelerator domains of g into blocks for o.version:
@@ -127,6 +132,14 @@ func (p *blockPlan) applyVersionRules(doms []fabricDomain, o blockOptions) ([]fa
 			return nil, err
 		}
 		p.baseFrom = src
+		if common := commonSize(doms); p.base < common {
+			p.nominal = common
+			for i := range doms {
+				if len(doms[i].nodes) == p.base {
+					p.small = append(p.small, doms[i].d.Name)
+				}
+			}
+		}
 	} else {
 		p.base = o.sizes[0]
 	}

@@ -156,7 +156,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, config.Errorf("plugin", "topology.yaml needs Slurm 25.05 or later, slurmVersion is %s: %w", v, engines.ErrInexpressible))
 		}
 	default:
-		errs = append(errs, config.Errorf("plugin", "unknown plugin %q (want %s, %s or %s)", c.Plugin, PluginTree, PluginBlock, PluginYAML))
+		errs = append(errs, config.Errorf("plugin", "unknown plugin %q (want %s, %s or %s)%s", c.Plugin, PluginTree, PluginBlock, PluginYAML,
+			didYouMean(c.Plugin, []string{PluginTree, PluginBlock, PluginYAML})))
 	}
 	if len(c.BlockSizes) > 0 {
 		if c.Plugin != PluginBlock {
@@ -284,4 +285,12 @@ func safeUnitName(s string) bool {
 		}
 	}
 	return true
+}
+
+// didYouMean is "; did you mean X?" for the known value closest to v, or "".
+func didYouMean(v string, known []string) string {
+	if s := config.Suggest(v, known); s != "" {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return ""
 }

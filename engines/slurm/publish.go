@@ -33,10 +33,12 @@ const fileMode = 0o644
 func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	data, err := e.Render(ctx, g)
 	if err != nil {
-		e.deps.Logger.ErrorContext(ctx, "slurm: nothing published", "plugin", e.cfg.Plugin, "slurmVersion", e.version.String(), "error", err)
-		return err
+		return err // the caller reports it (the CLI, the service's log): once
 	}
 	log := e.deps.Logger.With("plugin", e.cfg.Plugin, "slurmVersion", e.version.String())
+	if w := e.loweredBase(g); w != "" {
+		log.WarnContext(ctx, w)
+	}
 	if cov := e.Coverage(g); len(cov.Uncovered) > 0 {
 		log.WarnContext(ctx, "slurm: nodes left out of the topology", "count", len(cov.Uncovered), "reason", cov.Reason, "first", cov.Uncovered[0])
 	}
@@ -67,7 +69,11 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 		return nil
 	}
 	if err := e.reconfigure(ctx); err != nil {
-		log.ErrorContext(ctx, "slurm: reconfigure failed; slurmctld may still run the old topology", "command", e.cfg.ReconfigureCommand, "error", err)
+		attrs := []any{"command", e.cfg.ReconfigureCommand, "error", err}
+		if ex, ok := bounded.Excerpt(err); ok {
+			attrs = append(attrs, "stderr", ex) // the log is the operator's; the error (which may reach an API caller) never quotes it
+		}
+		log.ErrorContext(ctx, "slurm: reconfigure failed; slurmctld may still run the old topology", attrs...)
 		return err
 	}
 	e.reconfigurePending = false
@@ -75,16 +81,55 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	return nil
 }
 
-// reconfigureOutput caps what ReconfigureCommand may print; its output is
-// never quoted.
+// reconfigureOutput caps what ReconfigureCommand may print on standard
+// output, which is never quoted.
 const reconfigureOutput = 1 << 20
 
 // reconfigure runs ReconfigureCommand, directly (no shell). A failure says
-// how it ended, never what it printed.
+// how it ended, never what it printed; the end of its standard error
+// goes to the log (see bounded.Excerpt).
 func (e *Engine) reconfigure(ctx context.Context) error {
 	argv := e.cfg.ReconfigureCommand
 	if _, err := bounded.Run(ctx, argv, reconfigureOutput); err != nil {
 		return fmt.Errorf("slurm: %s: %w: %w", strings.Join(argv, " "), ErrReconfigure, err)
 	}
 	return nil
+}
+
+// loweredBase says, for an inferred topology/block base block size below
+// the size of most domains, why and what to do; "" otherwise. A few
+// small domains otherwise quietly shrink every block Slurm allocates by.
+func (e *Engine) loweredBase(g *topology.Graph) string {
+	if e.cfg.Plugin != PluginBlock || len(e.cfg.BlockSizes) > 0 {
+		return ""
+	}
+	p, err := planBlocks(g, e.blockOptions())
+	if err != nil || p.nominal == 0 {
+		return ""
+	}
+	return fmt.Sprintf("slurm: base block size %d nodes, not the %d of most domains: %s only %d "+
+		"(Slurm %s refuses a block smaller than the base); set smallBlocks: drop to keep %d and leave %s out, "+
+		"or target Slurm 25.05 or later, which accepts smaller blocks",
+		p.base, p.nominal, smallDomains(p.small), p.base, e.version, p.nominal, pronoun(len(p.small)))
+}
+
+// smallDomains names the small domains: "domain X has" or "3 domains (X,
+// Y, ...) have".
+func smallDomains(names []string) string {
+	if len(names) == 1 {
+		return "domain " + names[0] + " has"
+	}
+	shown := names[:min(len(names), 3)]
+	more := ""
+	if len(names) > len(shown) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("%d domains (%s%s) have", len(names), strings.Join(shown, ", "), more)
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

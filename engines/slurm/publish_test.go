@@ -230,3 +230,34 @@ func TestPublishMissingCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishReconfigureReason: the reason the command gives (the end of
+// its standard error, secrets redacted) is in the log, never in the error,
+// which may reach an API caller.
+func TestPublishReconfigureReason(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "scontrol")
+	body := "#!/bin/sh\necho 'scontrol: fatal: Could not establish a configuration source' >&2\necho 'auth token=Zx9Qw8Er7Ty6' >&2\nexit 1\n"
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e, _, logs := publisher(t, func(c *Config) {
+		c.Reconfigure = true
+		c.ReconfigureCommand = []string{script, "reconfigure"}
+	})
+	err := e.Publish(context.Background(), model(t, "small-tree"))
+	if !errors.Is(err, ErrReconfigure) {
+		t.Fatalf("Publish = %v, want ErrReconfigure", err)
+	}
+	if strings.Contains(err.Error(), "Could not establish") {
+		t.Errorf("the error quotes the command's output: %v", err)
+	}
+	for _, w := range []string{"reconfigure failed", "Could not establish a configuration source", "token=[redacted]"} {
+		if !strings.Contains(logs.String(), w) {
+			t.Errorf("logs lack %q:\n%s", w, logs)
+		}
+	}
+	if strings.Contains(logs.String(), "Zx9Qw8Er7Ty6") {
+		t.Errorf("logs show the secret:\n%s", logs)
+	}
+}

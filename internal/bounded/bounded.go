@@ -51,11 +51,6 @@ func readAll(r io.Reader, limit int64, what string) ([]byte, error) {
 	return data, nil
 }
 
-// countWriter counts and discards.
-type countWriter struct{ n int64 }
-
-func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
-
 // limitWriter keeps up to limit bytes and notes an overflow.
 type limitWriter struct {
 	buf      []byte
@@ -76,14 +71,16 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 
 // Run executes argv directly (no shell) and returns its standard output,
 // of at most limit bytes. The process is killed when ctx ends. A failure
-// says how the command ended and how much it wrote on standard error,
-// never what: the operator runs it by hand to see that.
+// is a *CommandError when the command wrote on standard error: its
+// message says how the command ended and how much it wrote, never what;
+// its Excerpt (the end of standard error, bounded, escaped and redacted)
+// is for the operator's own CLI and log, never for an API caller.
 func Run(ctx context.Context, argv []string, limit int64) ([]byte, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	stdout, stderr := &limitWriter{limit: limit}, &countWriter{}
+	stdout, stderr := &limitWriter{limit: limit}, &tailWriter{limit: ExcerptBytes}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipes open must not hang us
 	err := cmd.Run()
@@ -92,7 +89,7 @@ func Run(ctx context.Context, argv []string, limit int64) ([]byte, error) {
 	}
 	if err != nil {
 		if stderr.n > 0 {
-			return nil, fmt.Errorf("%w (%d bytes on standard error, not shown)", err, stderr.n)
+			return nil, &CommandError{Err: err, StderrBytes: stderr.n, Excerpt: excerpt(stderr.buf, stderr.n > int64(len(stderr.buf)))}
 		}
 		return nil, err
 	}

@@ -52,7 +52,11 @@ func TestDecode(t *testing.T) {
 		{"defaults kept", "sizes: [3]\n", nil},
 		{"unknown key", "model: m\nmodl: x\n", []string{"p.modl (line 2)", "unknown key", "model"}},
 		{"nested unknown", "model: m\ninner:\n  dept: 3\n", []string{"p.inner.dept (line 3)"}},
-		{"bad type", "model: m\nsizes: nope\n", []string{"p (line 1)", "cannot unmarshal"}},
+		{"bad type", "model: m\nsizes: nope\n", []string{"p.sizes (line 2): want an integer, got \"nope\""}},
+		{"every problem at once", "modl: x\nsizes: [1, two, 3, four]\ninner:\n  depth: -1\n  dept: 2\n", []string{
+			"p.modl (line 1): unknown key", "p.inner.dept (line 5): unknown key", `p.sizes (line 2): want an integer, got "two"`,
+			`p.sizes (line 2): want an integer, got "four"`, "p.inner.depth (line 4): must not be negative"}},
+		{"nested type error", "model: m\ninner:\n  depth: deep\n", []string{`p.inner.depth (line 3): want an integer, got "deep"`}},
 		{"validation names line", "model: m\ninner:\n  depth: -1\n", []string{"p.inner.depth (line 3)", "negative"}},
 		{"not a mapping", "- a\n", []string{"p (line 1): must be a mapping"}},
 	}

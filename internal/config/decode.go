@@ -93,11 +93,19 @@ func Decode(params *yaml.Node, cfg Validator, prefix string) error {
 		if params.Kind != yaml.MappingNode {
 			return &FieldError{Field: prefix, Line: params.Line, Err: errors.New("must be a mapping")}
 		}
-		if err := checkKeys(params, reflect.TypeOf(cfg), prefix, "", lines); err != nil {
-			return err
-		}
+		keyErr := checkKeys(params, reflect.TypeOf(cfg), prefix, "", lines)
+		var typeErr error
 		if err := params.Decode(cfg); err != nil {
-			return &FieldError{Field: prefix, Line: params.Line, Err: cleanYAMLError(err)}
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return Join(keyErr, &FieldError{Field: prefix, Line: params.Line, Err: cleanYAMLError(err)})
+			}
+			typeErr = typeErrors(te, prefix, params.Line, lines)
+		}
+		if keyErr != nil || typeErr != nil {
+			// Values in error kept their defaults: validate the rest, so
+			// that one run reports every problem.
+			return Capped(Join(keyErr, typeErr, prefixErrors(cfg.Validate(), prefix, lines)))
 		}
 	}
 	return prefixErrors(cfg.Validate(), prefix, lines)
@@ -129,12 +137,7 @@ func checkKeys(node *yaml.Node, t reflect.Type, prefix, rel string, lines map[st
 		path, relPath := join(prefix, key.Value), join(rel, key.Value)
 		ft, ok := fields[key.Value]
 		if !ok {
-			msg := "unknown key"
-			if s := Suggest(key.Value, sortedFieldNames(fields)); s != "" {
-				msg += fmt.Sprintf("; did you mean %q?", s)
-			}
-			errs = append(errs, &FieldError{Field: path, Line: key.Line,
-				Err: fmt.Errorf("%s (known: %s)", msg, strings.Join(sortedFieldNames(fields), ", "))})
+			errs = append(errs, unknownKey(path, key, fields))
 			continue
 		}
 		lines[relPath] = key.Line
@@ -144,6 +147,15 @@ func checkKeys(node *yaml.Node, t reflect.Type, prefix, rel string, lines map[st
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unknownKey is the error of key, at path, which fields do not declare.
+func unknownKey(path string, key *yaml.Node, fields map[string]reflect.Type) error {
+	msg := "unknown key"
+	if s := Suggest(key.Value, sortedFieldNames(fields)); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return &FieldError{Field: path, Line: key.Line, Err: fmt.Errorf("%s (known: %s)", msg, strings.Join(sortedFieldNames(fields), ", "))}
 }
 
 // yamlFields maps the YAML key of each exported field of t to its type.

@@ -50,7 +50,8 @@ func Default() *File {
 	return &File{Server: DefaultServer(), Discovery: DefaultDiscovery(), Store: DefaultStore(), Kubernetes: DefaultKubernetes(), Placement: DefaultPlacement()}
 }
 
-// Load reads and strictly decodes a configuration file.
+// Load reads and strictly decodes a configuration file. Its error lists
+// every problem found (see Parse).
 func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -69,29 +70,68 @@ var ErrNoFile = errors.New("configuration file unreadable")
 var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 
 // Parse strictly decodes a configuration document. Unknown keys are
-// errors that name the key and its line.
+// errors that name the key and its line. The error lists every problem
+// of the document at once (unknown keys, values of the wrong type,
+// invalid values, in every section; at most MaxReported of them).
 func Parse(data []byte) (*File, error) {
-	f := *Default()
-	lines, err := checkSections(data)
+	f, err := ParseAll(data)
 	if err != nil {
-		return nil, err
+		return nil, Capped(err)
 	}
+	return f, nil
+}
+
+// ParseAll is Parse that also returns, with its error, the file as far as
+// it decoded (values in error keep their defaults), so that a checker can
+// go on to the plugins' parameters and report their problems in the same
+// run. The file is nil when data is not YAML. Its error is not capped.
+func ParseAll(data []byte) (*File, error) {
+	f := *Default()
+	lines, keyErr := checkSections(data)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
+	var typeErr error
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlToFieldError(data, err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, yamlToFieldError(data, err) // not YAML: nothing decoded
+		}
+		typeErr = yamlToFieldError(data, withoutReported(te, keyErr))
 	}
-	if err := f.validate(); err != nil {
-		return nil, err
+	return &f, Join(keyErr, typeErr, f.validate(), f.validateSections(lines))
+}
+
+// withoutReported drops from te the decoder's messages on lines that
+// checkSections already reported (with the key's full path and a
+// suggestion).
+func withoutReported(te *yaml.TypeError, reported error) error {
+	seen := map[int]bool{}
+	for _, e := range flatten(reported) {
+		var fe *FieldError
+		if errors.As(e, &fe) {
+			seen[fe.Line] = true
+		}
 	}
-	if err := f.validateSections(lines); err != nil {
-		return nil, err
+	keep := make([]string, 0, len(te.Errors))
+	for _, msg := range te.Errors {
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			if line, _ := strconv.Atoi(m[1]); seen[line] {
+				continue
+			}
+		}
+		keep = append(keep, msg)
 	}
-	return &f, nil
+	if len(keep) == 0 {
+		return nil
+	}
+	return &yaml.TypeError{Errors: keep}
 }
 
 // yamlToFieldError turns yaml.v3's "line N: ..." messages into FieldErrors.
 func yamlToFieldError(data []byte, err error) error {
+	if err == nil {
+		return nil
+	}
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {

@@ -88,6 +88,8 @@ func DefaultWatchKeys() []string {
 		"topology.k8s.aws/*",
 		"oci.oraclecloud.com/host.network_block_id",
 		"oci.oraclecloud.com/host.rack_id",
+		"crusoe.ai/ib.partition.id",
+		"crusoe.ai/pod.id",
 	}
 }
 

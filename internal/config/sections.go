@@ -22,7 +22,8 @@ func serviceSections(f *File) []struct {
 	}{{"server", &f.Server}, {"discovery", &f.Discovery}, {"store", &f.Store}, {"kubernetes", &f.Kubernetes}, {"placement", &f.Placement}}
 }
 
-// checkSections strictly checks the keys of the service sections of data,
+// checkSections strictly checks the top-level keys and the keys of the
+// service sections of data,
 // so that an unknown key is reported with its full path and line, and
 // records the line of every key. A document that does not parse is left
 // for the typed decoder to report.
@@ -37,6 +38,12 @@ func checkSections(data []byte) (sectionLines, error) {
 		return out, nil
 	}
 	var errs []error
+	top := yamlFields(reflect.TypeFor[File]())
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if key := root.Content[i]; top[key.Value] == nil {
+			errs = append(errs, unknownKey(key.Value, key, top))
+		}
+	}
 	for _, s := range serviceSections(&File{}) {
 		lines := map[string]int{}
 		out[s.key] = lines

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -110,5 +111,44 @@ func TestOpenListenerNeedsTokensOrAnonymous(t *testing.T) {
 		if _, err := config.Parse([]byte(doc)); err != nil {
 			t.Errorf("%q: %v", doc, err)
 		}
+	}
+}
+
+// TestParseEveryProblem: one Parse reports the problems of every section
+// (unknown keys, values of the wrong type, invalid values), each once,
+// and caps a long list.
+func TestParseEveryProblem(t *testing.T) {
+	t.Parallel()
+	doc := "server:\n  listn: x\n  maxBodyBytes: lots\ndiscovery:\n  interval: -5s\nengines:\n  - params: {}\n"
+	_, err := config.Parse([]byte(doc))
+	if !errors.Is(err, config.ErrInvalid) {
+		t.Fatalf("Parse = %v, want ErrInvalid", err)
+	}
+	for _, w := range []string{"server.listn (line 2): unknown key", `server.maxBodyBytes (line 3): want an integer, got "lots"`,
+		"discovery.interval (line 5)", "engines[0].name: is required"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+	if n := strings.Count(err.Error(), "listn"); n != 1 {
+		t.Errorf("listn reported %d times:\n%v", n, err)
+	}
+	_, err = config.Parse([]byte("servr:\n  listen: x\nstore: 5\n"))
+	for _, w := range []string{`servr (line 1): unknown key; did you mean "server"?`, "store (line 3): must be a mapping"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+	if err != nil && (strings.Count(err.Error(), "line 3") != 1 || strings.Contains(err.Error(), "not found in type")) {
+		t.Errorf("a problem reported twice, or in the decoder's words:\n%v", err)
+	}
+	var many strings.Builder
+	many.WriteString("server:\n")
+	for i := range 30 {
+		fmt.Fprintf(&many, "  key%02d: 1\n", i)
+	}
+	_, err = config.Parse([]byte(many.String()))
+	if err == nil || !strings.Contains(err.Error(), "and 10 more problems") || strings.Contains(err.Error(), "key20") {
+		t.Errorf("30 unknown keys: %v", err)
 	}
 }

@@ -23,6 +23,10 @@ const (
 	// TiersGKE reads cloud.google.com/gce-topology-block and -subblock
 	// (and -host with Config.GKEHost).
 	TiersGKE = "gke"
+	// TiersCrusoe reads crusoe.ai/ib.partition.id (top) and
+	// crusoe.ai/pod.id, and puts a node without the pod label under
+	// Config.PlaceholderSwitch.
+	TiersCrusoe = "crusoe"
 	// TiersCustom reads Config.TierLabels.
 	TiersCustom = "custom"
 	// TiersNone builds no switch tree.
@@ -41,6 +45,16 @@ const (
 	GKEBlockLabel    = "cloud.google.com/gce-topology-block"
 	GKESubblockLabel = "cloud.google.com/gce-topology-subblock"
 	GKEHostLabel     = "cloud.google.com/gce-topology-host"
+	// CrusoePartitionLabel and CrusoePodLabel are the InfiniBand
+	// locality Crusoe Cloud puts on every Node that has InfiniBand: the
+	// partition (no traffic crosses it) above the pod (a leaf switch
+	// group).
+	CrusoePartitionLabel = "crusoe.ai/ib.partition.id"
+	CrusoePodLabel       = "crusoe.ai/pod.id"
+	// DefaultPlaceholderSwitch is the switch of tiers: crusoe that a
+	// node without InfiniBand labels (a CPU node, a GPU type without
+	// InfiniBand) is put under.
+	DefaultPlaceholderSwitch = "no-infiniband"
 	// GPUResource is the extended resource counted as the node's GPUs.
 	GPUResource = "nvidia.com/gpu"
 )
@@ -75,6 +89,12 @@ type Config struct {
 	// TierLabels are the keys of TiersCustom, closest to the node first
 	// (the order of the k8s-labels engine's tierLabels).
 	TierLabels []string `yaml:"tierLabels,omitempty" request:"true"`
+	// PlaceholderSwitch is, with TiersCrusoe, the switch that a node
+	// without crusoe.ai/pod.id (no InfiniBand) is put under, so that a
+	// scheduler still places it (as one group, with no locality);
+	// DefaultPlaceholderSwitch when empty; NoLabel leaves such nodes
+	// under no switch.
+	PlaceholderSwitch string `yaml:"placeholderSwitch,omitempty" request:"true"`
 	// GKEHost adds cloud.google.com/gce-topology-host as the lowest tier.
 	GKEHost bool `yaml:"gkeHost" request:"true"`
 	// Qualify makes the ID of every switch below the top one
@@ -111,7 +131,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
 	}
 	switch c.Tiers {
-	case TiersAuto, TiersAWS, TiersGKE, TiersNone:
+	case TiersAuto, TiersAWS, TiersGKE, TiersCrusoe, TiersNone:
 		if len(c.TierLabels) > 0 {
 			errs = append(errs, config.Errorf("tierLabels", "needs tiers: %s (tiers is %q)", TiersCustom, c.Tiers))
 		}
@@ -120,8 +140,21 @@ func (c *Config) Validate() error {
 			errs = append(errs, config.Errorf("tierLabels", "tiers: %s needs at least one key", TiersCustom))
 		}
 	default:
-		errs = append(errs, config.Errorf("tiers", "must be %s, %s, %s, %s or %s, got %q",
-			TiersAuto, TiersAWS, TiersGKE, TiersCustom, TiersNone, c.Tiers))
+		hint := ""
+		if s := config.Suggest(c.Tiers, []string{TiersAuto, TiersAWS, TiersGKE, TiersCrusoe, TiersCustom, TiersNone}); s != "" {
+			hint = fmt.Sprintf("; did you mean %q?", s)
+		}
+		errs = append(errs, config.Errorf("tiers", "must be %s, %s, %s, %s, %s or %s, got %q%s",
+			TiersAuto, TiersAWS, TiersGKE, TiersCrusoe, TiersCustom, TiersNone, c.Tiers, hint))
+	}
+	if c.PlaceholderSwitch != "" {
+		switch {
+		case c.Tiers != TiersCrusoe:
+			errs = append(errs, config.Errorf("placeholderSwitch", "needs tiers: %s (tiers is %q)", TiersCrusoe, c.Tiers))
+		case c.PlaceholderSwitch != NoLabel && topology.SafeName(c.PlaceholderSwitch) != c.PlaceholderSwitch:
+			errs = append(errs, config.Errorf("placeholderSwitch", "%q is not a switch name (letters, digits, '-' and '_', at most %d)",
+				c.PlaceholderSwitch, topology.MaxNameLen))
+		}
 	}
 	if c.GKEHost && c.Tiers != TiersAuto && c.Tiers != TiersGKE {
 		errs = append(errs, config.Errorf("gkeHost", "needs tiers: %s or %s", TiersAuto, TiersGKE))
@@ -179,6 +212,8 @@ func (c *Config) tierKeys(mode string) []string {
 			keys[i] = fmt.Sprintf("%s%d", AWSLayerPrefix, i+1)
 		}
 		return keys
+	case TiersCrusoe:
+		return []string{CrusoePartitionLabel, CrusoePodLabel}
 	case TiersGKE:
 		keys := []string{GKEBlockLabel, GKESubblockLabel}
 		if c.GKEHost {
@@ -193,4 +228,16 @@ func (c *Config) tierKeys(mode string) []string {
 		return keys
 	}
 	return nil
+}
+
+// placeholder returns the switch a node without fabric labels is put
+// under ("" for none): with TiersCrusoe, PlaceholderSwitch or its default.
+func (c *Config) placeholder() string {
+	if c.Tiers != TiersCrusoe || c.PlaceholderSwitch == NoLabel {
+		return ""
+	}
+	if c.PlaceholderSwitch == "" {
+		return DefaultPlaceholderSwitch
+	}
+	return c.PlaceholderSwitch
 }

@@ -109,6 +109,15 @@ func (c *Config) place(n *corev1.Node) (placement, error) {
 		top = append(top, tier{key: key, info: topology.SwitchInfo{ID: id}})
 		parent = id
 	}
+	if c.Tiers == TiersCrusoe && len(top) < len(keys) && len(errs) == 0 {
+		// No pod label (a CPU node, a GPU type without InfiniBand; a
+		// partition alone places nothing, its switch holding pods):
+		// schedulable under the placeholder, with no locality.
+		top = nil
+		if ph := c.placeholder(); ph != "" {
+			top = []tier{{key: "placeholderSwitch", info: topology.SwitchInfo{ID: ph}}}
+		}
+	}
 	for i := len(top) - 1; i >= 0; i-- {
 		p.path = append(p.path, top[i])
 	}

@@ -2,7 +2,8 @@
 // that clouds and tools already put on Kubernetes Nodes: the NVLink clique
 // of GPU Feature Discovery (nvidia.com/gpu.clique), GKE's
 // cloud.google.com/gce-topology-block / -subblock / -host, EKS's
-// topology.k8s.aws/network-node-layer-1..4 (layer 1 is the top), and
+// topology.k8s.aws/network-node-layer-1..4 (layer 1 is the top), Crusoe
+// Cloud's crusoe.ai/ib.partition.id and crusoe.ai/pod.id, and
 // configurable custom keys. It reads Nodes from a cluster, or a static
 // list given in its parameters.
 package k8slabels
@@ -210,7 +211,7 @@ func selectNodes(nodes []corev1.Node, req providers.Request) []selected {
 
 // NewFactory describes the k8s-labels provider to the registry.
 func NewFactory() providers.Factory {
-	return providers.NewFactory(Name, "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE and EKS topology labels, custom keys)",
+	return providers.NewFactory(Name, "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE, EKS and Crusoe topology labels, custom keys)",
 		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
 			var core kubernetes.Interface
 			if len(c.Nodes) == 0 {

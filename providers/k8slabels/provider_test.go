@@ -205,6 +205,8 @@ func TestConfigErrors(t *testing.T) {
 		{"tierLabels: [a]", "params.tierLabels"},
 		{"tiers: custom\ntierLabels: ['bad key!']", "params.tierLabels[0]"},
 		{"tiers: aws\ngkeHost: true", "params.gkeHost"},
+		{"placeholderSwitch: cpu", "params.placeholderSwitch"},
+		{"tiers: crusoe\nplaceholderSwitch: 'no ib'", "params.placeholderSwitch"},
 		{"domainLabel: ''", "params.domainLabel"},
 		{"domainLabel: '-'\nsubDomainLabel: example.com/rack", "params.subDomainLabel"},
 		{"nodeSelector: 'a in ('", "params.nodeSelector"},

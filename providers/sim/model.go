@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/bounded"
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -123,8 +124,12 @@ func Load(nameOrPath string) (*Model, error) {
 	}
 	data, err := bounded.ReadFile(nameOrPath, providers.MaxSourceBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("model %q is neither a bundled model (%s) nor a file: %w",
-			nameOrPath, strings.Join(bundledNames(), ", "), err)
+		hint := ""
+		if s := config.Suggest(nameOrPath, bundledNames()); s != "" {
+			hint = fmt.Sprintf("; did you mean %q?", s)
+		}
+		return nil, fmt.Errorf("model %q is neither a bundled model (%s) nor a file (%w)%s",
+			nameOrPath, strings.Join(bundledNames(), ", "), err, hint)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read model: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/toposcope/toposcope/cmd/toposcope/buildinfo"
 	"github.com/toposcope/toposcope/cmd/toposcope/logflags"
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/plugins"
 )
@@ -71,6 +72,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "toposcope: %v\n", err)
+	if ex, ok := bounded.Excerpt(err); ok {
+		// The operator's own terminal: the command's reason, which an API
+		// caller never sees, is shown here (bounded, escaped, redacted).
+		fmt.Fprintf(env.Stderr, "toposcope: the command's standard error ended with:\n  %s\n", strings.ReplaceAll(ex, "\n", "\n  "))
+	}
 	return ExitCode(err)
 }
 
@@ -140,6 +146,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newEnginesCmd(env),
 		newVersionCmd(env),
 	)
+	registerCompletions(root, env.Registry)
 	return root
 }
 
@@ -158,8 +165,17 @@ func newVersionCmd(env *Env) *cobra.Command {
 	}
 }
 
-// noArgs rejects positional arguments with a usage error.
+// noArgs rejects positional arguments with a usage error; to a command
+// with subcommands, the first argument is a misspelt subcommand, and the
+// error suggests the closest ones.
 func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.HasAvailableSubCommands() {
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", strings.Join(s, `" or "`))
+		}
+		return fmt.Errorf("%w: %s", ErrUsage, msg)
+	}
 	if len(args) > 0 {
 		return fmt.Errorf("%w: %s takes no arguments, got %q", ErrUsage, cmd.CommandPath(), args)
 	}

@@ -138,7 +138,7 @@ func TestServeRefusesRoot(t *testing.T) {
 	var out, errb bytes.Buffer
 	root := func() int { return 0 }
 	code := cli.Main(context.Background(), []string{"serve", "--listen", "127.0.0.1:0"}, cli.Env{Stdout: &out, Stderr: &errb, Geteuid: root})
-	if code != cli.ExitUsage || !strings.Contains(errb.String(), "refuses to run as root") || !strings.Contains(errb.String(), "--allow-root") {
-		t.Fatalf("exit %d, stderr %q; want %d naming --allow-root", code, errb.String(), cli.ExitUsage)
+	if code != cli.ExitUsage || !strings.Contains(errb.String(), "refuses to run as root") || !strings.HasSuffix(errb.String(), "or pass --allow-root\n") {
+		t.Fatalf("exit %d, stderr %q; want %d ending with --allow-root", code, errb.String(), cli.ExitUsage)
 	}
 }

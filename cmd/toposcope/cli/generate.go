@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -72,7 +73,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := guardLiveOutput(env.Stderr, pref.Name, eref, o.force); err != nil {
+			if err := guardLiveOutput(pref.Name, eref, o.force); err != nil {
 				return err
 			}
 			req, err := o.request()
@@ -87,6 +88,13 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("discover with %s: %w", pref.Name, err)
 			}
+			if err := announceReconfigure(cmd.Context(), env.Stderr, e, g); err != nil {
+				return err
+			}
+			_, perr := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, publish(cmd.Context(), g) })
+			if errors.Is(perr, engines.ErrInexpressible) {
+				return fmt.Errorf("publish with %s: %w", eref.Name, perr) // nothing written: the reason, once
+			}
 			var uncovered []string
 			if cr, ok := e.(engines.CoverageReporter); ok {
 				c := cr.Coverage(g)
@@ -96,8 +104,8 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 						len(c.Uncovered), c.Reason, hostlist.Compress(c.Uncovered))
 				}
 			}
-			if _, err := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, publish(cmd.Context(), g) }); err != nil {
-				return fmt.Errorf("publish with %s: %w", eref.Name, err)
+			if perr != nil {
+				return fmt.Errorf("publish with %s: %w", eref.Name, perr)
 			}
 			if o.failOnUncovered && len(uncovered) > 0 {
 				return fmt.Errorf("%d nodes: %w", len(uncovered), ErrUncovered)
@@ -114,7 +122,7 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 	f.StringVar(&o.plugin, "plugin", "", "slurm engine: topology/tree, topology/block or topology/yaml")
 	f.StringVar(&o.slurmVersion, "slurm-version", "", "slurm engine: target Slurm version, e.g. 24.11")
 	f.StringVar(&o.output, "output", "", "engine output file (written atomically); default standard output")
-	f.BoolVar(&o.reconfigure, "reconfigure", false, "slurm engine: run `scontrol reconfigure` after writing --output")
+	f.BoolVar(&o.reconfigure, "reconfigure", false, "slurm engine: after --output changed, run the engine's reconfigureCommand (default: scontrol reconfigure)")
 	f.StringVar(&o.ibOutput, "ibnetdiscover-output", "", "infiniband provider: read saved ibnetdiscover output from FILE")
 	f.StringVar(&o.ibCommand, "ibnetdiscover-command", "", "infiniband provider: run CMD (split at spaces and run without a shell, e.g. 'ssh head1 ibnetdiscover') to get ibnetdiscover output")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubernetes engines: kubeconfig file (default: in-cluster, then $KUBECONFIG)")

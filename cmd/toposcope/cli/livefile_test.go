@@ -25,6 +25,7 @@ func TestGenerateGuardsLiveSlurmTopology(t *testing.T) {
 		changed bool
 	}{
 		{name: "live conf refused", file: "topology.conf", slurm: true, code: cli.ExitUsage, stderr: "--force"},
+		{name: "advice names a file that is not live", file: "topology.conf", slurm: true, code: cli.ExitUsage, stderr: "topology-sim.conf)"},
 		{name: "live yaml refused", file: "topology.yaml", slurm: true, extra: []string{"--plugin", "topology/yaml", "--slurm-version", "25.05"},
 			code: cli.ExitUsage, stderr: "slurmctld reads its topology"},
 		{name: "forced", file: "topology.conf", slurm: true, extra: []string{"--force"}, changed: true},
@@ -60,6 +61,16 @@ func TestGenerateGuardsLiveSlurmTopology(t *testing.T) {
 			}
 			if got := string(data) != real; got != tt.changed {
 				t.Errorf("file changed = %v, want %v:\n%s", got, tt.changed, data)
+			}
+			if strings.Contains(r.stderr, "under /tmp") {
+				t.Errorf("refused a file and advises /tmp:\n%s", r.stderr)
+			}
+			// The advised file is one the guard lets through.
+			if _, advice, ok := strings.Cut(r.stderr, "(--output "); ok {
+				preview, _, _ := strings.Cut(advice, ")")
+				if r2 := run(t, append([]string{"generate", "--model", "small-tree", "--output", preview}, tt.extra...)...); r2.code != 0 {
+					t.Errorf("the advised --output %s: exit %d\n%s", preview, r2.code, r2.stderr)
+				}
 			}
 		})
 	}

@@ -17,6 +17,8 @@ func newModelCmd(env *Env) *cobra.Command {
 		Use:   "model",
 		Short: "Work with simulation cluster models",
 		Args:  noArgs,
+		// A misspelt subcommand within 2 edits is suggested (see noArgs).
+		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("%w: %s needs a subcommand (generate)", ErrUsage, cmd.CommandPath())
 		},

@@ -154,7 +154,14 @@ func checkUser(euid int, allowRoot bool) error {
 	if euid != 0 || allowRoot {
 		return nil
 	}
-	return fmt.Errorf("%w: run it as a dedicated user that may write its store and the topology file "+
+	return usageError{fmt.Errorf("%w: run it as a dedicated user that may write its store and the topology file "+
 		"(a Slurm operator, e.g. `sacctmgr add user toposcope adminlevel=operator`, for scontrol reconfigure), "+
-		"or pass --allow-root: %w", ErrRoot, ErrUsage)
+		"or pass --allow-root", ErrRoot)}
 }
+
+// usageError makes its error a command-line one (ErrUsage, exit 2)
+// without adding a word to its message.
+type usageError struct{ error }
+
+// Unwrap returns the error and ErrUsage.
+func (e usageError) Unwrap() []error { return []error{e.error, ErrUsage} }

@@ -1,0 +1,66 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// typeErrors turns the decoder's messages ("line N: cannot unmarshal ...")
+// into FieldErrors naming the key of that line (found in lines, the key
+// paths relative to the parameters) under prefix.
+func typeErrors(te *yaml.TypeError, prefix string, line int, lines map[string]int) error {
+	byLine := make(map[int]string, len(lines))
+	for path, l := range lines {
+		if cur, ok := byLine[l]; !ok || len(path) < len(cur) || len(path) == len(cur) && path < cur {
+			byLine[l] = path // the key the line starts with, not an item of its flow list
+		}
+	}
+	errs := make([]error, 0, len(te.Errors))
+	for _, msg := range te.Errors {
+		fe := &FieldError{Field: prefix, Line: line, Err: cleanYAMLError(errors.New(msg))}
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			l, _ := strconv.Atoi(m[1])
+			fe.Err = errors.New(typeMessage(m[2]))
+			if path, ok := byLine[l]; ok && l > 0 { // a value set on the command line or by a request has no line
+				fe.Line, fe.Field = l, join(prefix, path)
+			}
+		}
+		errs = append(errs, fe)
+	}
+	return errors.Join(errs...)
+}
+
+// flatten lists the errors joined in err (recursively); nil gives none.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		if _, isField := err.(*FieldError); !isField { //nolint:errorlint // a join itself, not what it wraps
+			var out []error
+			for _, e := range j.Unwrap() {
+				out = append(out, flatten(e)...)
+			}
+			return out
+		}
+	}
+	return []error{err}
+}
+
+// MaxReported is how many problems Capped keeps: enough to fix a file in
+// one round, few enough to read.
+const MaxReported = 20
+
+// Capped returns err with at most MaxReported of the errors joined in it
+// (flattened), and a last line saying how many more there were.
+func Capped(err error) error {
+	list := flatten(err)
+	if len(list) <= MaxReported {
+		return err
+	}
+	out := append(list[:MaxReported:MaxReported], fmt.Errorf("and %d more problems", len(list)-MaxReported))
+	return errors.Join(out...)
+}
