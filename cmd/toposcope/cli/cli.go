@@ -141,13 +141,19 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newPlaceCmd(env),
 		newBudgetsCmd(env),
 		newSimulateCmd(env),
-		agentcmd.New("agent", env.Stdout, func() (*slog.Logger, error) { return opts.logger(env.Stderr) }),
+		withSub(agentcmd.New("agent", env.Stdout, func() (*slog.Logger, error) { return opts.logger(env.Stderr) }), newAgentTokenCmd(env)),
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),
 	)
 	registerCompletions(root, env.Registry)
 	return root
+}
+
+// withSub returns cmd with the subcommands added.
+func withSub(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	cmd.AddCommand(subs...)
+	return cmd
 }
 
 // logger builds the slog logger the flags ask for.
