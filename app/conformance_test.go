@@ -113,10 +113,10 @@ func TestEngineContract(t *testing.T) {
 					t.Errorf("Publish without budgets = %v, want ErrNoBudgets", err)
 				}
 				b := &placement.Budgets{Accounts: []placement.AccountSpec{{Name: "a", Shares: placement.Shares(2)}, {Name: "b"}}}
-				if err := bp.PublishBudgets(ctx, g, b); err != nil {
+				if err := bp.PublishBudgets(ctx, g, eb(t, b)); err != nil {
 					t.Fatalf("PublishBudgets: %v", err)
 				}
-				doc, err := bp.RenderBudgets(ctx, g, b)
+				doc, err := bp.RenderBudgets(ctx, g, eb(t, b))
 				if err != nil || len(doc) == 0 || !bytes.Equal(out.Bytes(), doc) {
 					t.Errorf("RenderBudgets = %d bytes, %v; differs from PublishBudgets to stdout", len(doc), err)
 				}
@@ -257,4 +257,14 @@ func sameJSON(t *testing.T, a, b *topology.Graph) bool {
 	}
 	jb, _ := json.Marshal(b)
 	return bytes.Equal(ja, jb)
+}
+
+// eb flattens placement budgets for the engine (plugins.EngineBudgets).
+func eb(t testing.TB, b *placement.Budgets) *engines.Budgets {
+	t.Helper()
+	out, err := plugins.EngineBudgets(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

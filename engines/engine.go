@@ -13,7 +13,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -43,10 +42,10 @@ var ErrNoBudgets = errors.New("needs the placement budgets tree")
 type BudgetsPublisher interface {
 	Engine
 	// PublishBudgets publishes b; g gives the cluster's size (its GPUs).
-	PublishBudgets(ctx context.Context, g *topology.Graph, b *placement.Budgets) error
+	PublishBudgets(ctx context.Context, g *topology.Graph, b *Budgets) error
 	// RenderBudgets returns the document PublishBudgets would publish,
 	// contacting no cluster.
-	RenderBudgets(ctx context.Context, g *topology.Graph, b *placement.Budgets) ([]byte, error)
+	RenderBudgets(ctx context.Context, g *topology.Graph, b *Budgets) ([]byte, error)
 }
 
 // Renderer is implemented by engines whose output is a document, so that

@@ -11,6 +11,7 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -52,10 +53,14 @@ func (l *Loop) publishOne(ctx context.Context, eng engines.Engine, g *topology.G
 			l.log.Warn("no placement budgets are set (PUT /v1/budgets): the engine of the budgets tree publishes nothing")
 			return nil
 		}
-		if gbp, ok := eng.(kube.GuardedBudgetsPublisher); ok && guard != nil {
-			return gbp.PublishBudgetsWith(ctx, g, b, opts)
+		eb, err := plugins.EngineBudgets(b)
+		if err != nil {
+			return err
 		}
-		return bp.PublishBudgets(ctx, g, b)
+		if gbp, ok := eng.(kube.GuardedBudgetsPublisher); ok && guard != nil {
+			return gbp.PublishBudgetsWith(ctx, g, eb, opts)
+		}
+		return bp.PublishBudgets(ctx, g, eb)
 	}
 	gp, ok := eng.(kube.GuardedPublisher)
 	if !ok || guard == nil {

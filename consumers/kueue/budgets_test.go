@@ -15,6 +15,7 @@ import (
 	"github.com/toposcope/toposcope/engines/kueuebudgets"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/testenv/consumertest"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 )
@@ -82,7 +83,7 @@ func TestBudgetsFairSharing(t *testing.T) {
 	guard := kube.NewShrinkGuard(0.5)
 	apply := func(b *placement.Budgets, g kube.Guard) *kube.Result {
 		t.Helper()
-		res, err := e.ApplyBudgets(ctx, f.Graph, b, kube.ApplyOptions{Guard: g})
+		res, err := e.ApplyBudgets(ctx, f.Graph, eb(t, b), kube.ApplyOptions{Guard: g})
 		if err != nil {
 			t.Fatalf("apply: %v", err)
 		}
@@ -200,7 +201,7 @@ func TestBudgetsFairSharing(t *testing.T) {
 
 	// Only production is left: 3 of the 5 objects would go (60% > 50%).
 	tiny := &placement.Budgets{Accounts: smaller.Accounts[1:]}
-	_, err = e.ApplyBudgets(ctx, f.Graph, tiny, kube.ApplyOptions{Guard: guard.Check})
+	_, err = e.ApplyBudgets(ctx, f.Graph, eb(t, tiny), kube.ApplyOptions{Guard: guard.Check})
 	if !errors.Is(err, kube.ErrRefused) {
 		t.Fatalf("tree losing most accounts: err %v, want kube.ErrRefused", err)
 	}
@@ -335,4 +336,14 @@ func activeAt(o *unstructured.Unstructured) int64 {
 		}
 	}
 	return -1
+}
+
+// eb flattens placement budgets for the engine (plugins.EngineBudgets).
+func eb(t testing.TB, b *placement.Budgets) *engines.Budgets {
+	t.Helper()
+	out, err := plugins.EngineBudgets(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -21,7 +21,7 @@ type GuardedPublisher interface {
 // engines.BudgetsPublisher: the service hands its shrink guard to the
 // plan of the budgets tree this way.
 type GuardedBudgetsPublisher interface {
-	PublishBudgetsWith(ctx context.Context, g *topology.Graph, b *placement.Budgets, opts ApplyOptions) error
+	PublishBudgetsWith(ctx context.Context, g *topology.Graph, b *engines.Budgets, opts ApplyOptions) error
 }
 
 // ShrinkGuard is the service's shrink guard on the Kubernetes side: it

@@ -26,7 +26,6 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/kubeclient"
-	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -90,12 +89,12 @@ func (e *Engine) Publish(context.Context, *topology.Graph) error {
 }
 
 // PublishBudgets publishes b in the engine's mode, unguarded.
-func (e *Engine) PublishBudgets(ctx context.Context, g *topology.Graph, b *placement.Budgets) error {
+func (e *Engine) PublishBudgets(ctx context.Context, g *topology.Graph, b *engines.Budgets) error {
 	return e.PublishBudgetsWith(ctx, g, b, kube.ApplyOptions{})
 }
 
 // PublishBudgetsWith implements kube.GuardedBudgetsPublisher.
-func (e *Engine) PublishBudgetsWith(ctx context.Context, g *topology.Graph, b *placement.Budgets, opts kube.ApplyOptions) error {
+func (e *Engine) PublishBudgetsWith(ctx context.Context, g *topology.Graph, b *engines.Budgets, opts kube.ApplyOptions) error {
 	return kube.Publish(ctx, Name, e.cfg.Mode, bound{e, b}, g, e.deps, opts)
 }
 
@@ -103,7 +102,7 @@ func (e *Engine) PublishBudgetsWith(ctx context.Context, g *topology.Graph, b *p
 // kube.Publish drives.
 type bound struct {
 	e *Engine
-	b *placement.Budgets
+	b *engines.Budgets
 }
 
 func (x bound) Render(ctx context.Context, g *topology.Graph) ([]byte, error) {
@@ -118,7 +117,7 @@ func (x bound) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOpti
 
 // RenderBudgets returns a List of the Cohorts and ClusterQueues for b. It
 // contacts no cluster.
-func (e *Engine) RenderBudgets(ctx context.Context, g *topology.Graph, b *placement.Budgets) ([]byte, error) {
+func (e *Engine) RenderBudgets(ctx context.Context, g *topology.Graph, b *engines.Budgets) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -140,7 +139,7 @@ func (e *Engine) RenderBudgets(ctx context.Context, g *topology.Graph, b *placem
 // Result.Shrink: the managed objects found and those deleted), then
 // writes Cohorts before ClusterQueues. With opts.DryRun nothing is
 // written.
-func (e *Engine) ApplyBudgets(ctx context.Context, g *topology.Graph, b *placement.Budgets, opts kube.ApplyOptions) (*kube.Result, error) {
+func (e *Engine) ApplyBudgets(ctx context.Context, g *topology.Graph, b *engines.Budgets, opts kube.ApplyOptions) (*kube.Result, error) {
 	if e.dyn == nil {
 		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toposcope/toposcope/engines/kueuebudgets"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/testenv/golden"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -69,7 +70,7 @@ func sample(t *testing.T) *placement.Budgets {
 func TestRenderGolden(t *testing.T) {
 	t.Parallel()
 	e := printEngine(t, func(c *kueuebudgets.Config) { c.Flavor = "h100" })
-	doc, err := e.RenderBudgets(t.Context(), cluster(t, 16, 8), sample(t))
+	doc, err := e.RenderBudgets(t.Context(), cluster(t, 16, 8), eb(t, sample(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestQuotasAddUp(t *testing.T) {
 			b.Accounts = append(b.Accounts, placement.AccountSpec{Name: fmt.Sprintf("a%d", i), Shares: placement.Shares(s)})
 			sum += s
 		}
-		doc, err := e.RenderBudgets(t.Context(), cluster(t, tc.gpus, 1), b)
+		doc, err := e.RenderBudgets(t.Context(), cluster(t, tc.gpus, 1), eb(t, b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +174,7 @@ func TestRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			doc, err := e.RenderBudgets(t.Context(), tc.g, tc.b)
+			doc, err := e.RenderBudgets(t.Context(), tc.g, eb(t, tc.b))
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) || doc != nil {
 				t.Errorf("RenderBudgets = %d bytes, %v; want %v naming %q", len(doc), err, tc.want, tc.msg)
 			}
@@ -202,4 +203,14 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%q: %v, want config.ErrInvalid naming %s", tc.doc, err, tc.field)
 		}
 	}
+}
+
+// eb flattens placement budgets for the engine (plugins.EngineBudgets).
+func eb(t testing.TB, b *placement.Budgets) *engines.Budgets {
+	t.Helper()
+	out, err := plugins.EngineBudgets(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
-	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -40,13 +39,9 @@ type objects struct {
 // engines.ErrInexpressible and naming the account, on what Kueue cannot
 // say: a name that is not an object name, the root's name, useParent, or
 // shares finer than a thousandth.
-func (e *Engine) build(g *topology.Graph, b *placement.Budgets) (*objects, error) {
-	if b == nil || len(b.Accounts) == 0 {
+func (e *Engine) build(g *topology.Graph, b *engines.Budgets) (*objects, error) {
+	if b.Empty() {
 		return nil, fmt.Errorf("%s: %w (no accounts)", Name, engines.ErrNoBudgets)
-	}
-	t, err := placement.NewTree(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	gpus := 0
 	for _, n := range g.Nodes() {
@@ -55,7 +50,7 @@ func (e *Engine) build(g *topology.Graph, b *placement.Budgets) (*objects, error
 	if gpus == 0 {
 		return nil, fmt.Errorf("%s: the graph has no GPUs to divide: %w", Name, engines.ErrInexpressible)
 	}
-	accts := t.Accounts()
+	accts := b.Accounts
 	for _, a := range accts[1:] {
 		if err := e.checkAccount(a); err != nil {
 			return nil, err
@@ -103,7 +98,7 @@ func (e *Engine) build(g *topology.Graph, b *placement.Budgets) (*objects, error
 }
 
 // checkAccount refuses what Kueue cannot express.
-func (e *Engine) checkAccount(a placement.Account) error {
+func (e *Engine) checkAccount(a engines.BudgetAccount) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: account %q: %s: %w", Name, a.Name, fmt.Sprintf(format, args...), engines.ErrInexpressible)
 	}
@@ -132,7 +127,7 @@ func weightOf(shares float64) string {
 // leaves' quotas add up to the GPUs their shares cover (all of them
 // unless some subtree has only zero shares). Ties go to the account
 // first in the tree.
-func apportion(accts []placement.Account, gpus int) []int {
+func apportion(accts []engines.BudgetAccount, gpus int) []int {
 	quota := make([]int, len(accts))
 	type rem struct {
 		i    int

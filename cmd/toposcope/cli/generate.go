@@ -206,9 +206,13 @@ func (o *generateOptions) publisher(e engines.Engine, name string) (func(context
 	case !ok:
 		return e.Publish, nil
 	}
-	b, err := readYAML(o.budgets, placement.ParseBudgets)
+	pb, err := readYAML(o.budgets, placement.ParseBudgets)
 	if err != nil {
 		return nil, err
+	}
+	b, err := plugins.EngineBudgets(pb)
+	if err != nil {
+		return nil, fmt.Errorf("--budgets %s: %w", o.budgets, err)
 	}
 	return func(ctx context.Context, g *topology.Graph) error { return bp.PublishBudgets(ctx, g, b) }, nil
 }
