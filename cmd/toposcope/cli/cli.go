@@ -99,7 +99,7 @@ func newRoot(env *Env) *cobra.Command {
 	opts := &rootOptions{}
 	root := &cobra.Command{
 		Use:     "toposcope",
-		Version: Version(),
+		Version: buildinfo.Read().String(),
 		Short:   "Discover GPU-cluster network topology and publish it to schedulers",
 		Long: `toposcope discovers the network topology of a GPU cluster (switch tree,
 NVLink domains) from a provider and publishes it through engines, such as
@@ -113,6 +113,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	root.SetVersionTemplate("toposcope {{.Version}}\n") // the same line as `toposcope version`
 	opts.Register(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
@@ -148,10 +149,10 @@ func (o *rootOptions) logger(w io.Writer) (*slog.Logger, error) { return o.Logge
 func newVersionCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the toposcope version",
+		Short: "Print the toposcope version, the commit and the build date (as --version does)",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "toposcope", Version())
+			_, err := fmt.Fprintln(env.Stdout, "toposcope", buildinfo.Read().String())
 			return err
 		},
 	}

@@ -84,7 +84,7 @@ func TestCLI(t *testing.T) {
 			code: cli.ExitUsage, stderr: []string{"torus"}},
 		{name: "model generate needs nodes", args: []string{"model", "generate"}, code: cli.ExitUsage, stderr: []string{"nodes"}},
 		{name: "unknown command", args: []string{"genrate"}, code: cli.ExitUsage, stderr: []string{"generate"}},
-		{name: "version flag", args: []string{"--version"}, stdout: []string{"toposcope version 0.1.0"}},
+		{name: "version flag", args: []string{"--version"}, stdout: []string{"toposcope 0.1.0", "commit ", "built "}},
 		{name: "misspelt flag", args: []string{"generate", "--slurmversion", "24.11"}, code: cli.ExitUsage, stderr: []string{"did you mean --slurm-version?"}},
 		{name: "missing config file", args: []string{"generate", "--config", "/nonexistent/toposcope.yaml"}, code: cli.ExitUsage, stderr: []string{"/nonexistent/toposcope.yaml"}},
 		{name: "inexpressible beats invalid", args: []string{"generate", "--plugin", "topology/block", "--slurm-version", "22.05"}, code: cli.ExitInexpressible, stderr: []string{"23.11"}},
@@ -109,6 +109,21 @@ func TestCLI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVersionFlagIsVersionCommand: `toposcope --version` and `toposcope
+// version` print the same line, with the commit and the build date.
+func TestVersionFlagIsVersionCommand(t *testing.T) {
+	t.Parallel()
+	cmd, flag := run(t, "version"), run(t, "--version")
+	if cmd.code != 0 || flag.code != 0 || cmd.stdout != flag.stdout {
+		t.Fatalf("version: %+v\n--version: %+v", cmd, flag)
+	}
+	for _, s := range []string{"toposcope " + cli.Version() + " (commit ", ", built "} {
+		if !strings.Contains(cmd.stdout, s) {
+			t.Errorf("version prints %q, lacks %q", cmd.stdout, s)
+		}
 	}
 }
 
