@@ -128,6 +128,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 	root.AddCommand(
 		newGenerateCmd(env, opts),
 		newCheckCmd(env),
+		newConfigCmd(env),
 		newShowCmd(env, opts),
 		newTriggerCmd(env),
 		newServeCmd(env, opts),

@@ -3,8 +3,10 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,5 +157,33 @@ func TestServeRefusesRoot(t *testing.T) {
 	code := cli.Main(context.Background(), []string{"serve", "--listen", "127.0.0.1:0"}, cli.Env{Stdout: &out, Stderr: &errb, Geteuid: root})
 	if code != cli.ExitUsage || !strings.Contains(errb.String(), "refuses to run as root") || !strings.Contains(errb.String(), "--allow-root") {
 		t.Fatalf("exit %d, stderr %q; want %d naming --allow-root", code, errb.String(), cli.ExitUsage)
+	}
+}
+
+// TestConfigSchema: `toposcope config schema` prints the schema that
+// docs/config.schema.json holds, a JSON document that knows every
+// provider.
+func TestConfigSchema(t *testing.T) {
+	t.Parallel()
+	r := run(t, "config", "schema")
+	want, err := os.ReadFile("../../../docs/config.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 || r.stdout != string(want) {
+		t.Fatalf("exit %d; stdout is not docs/config.schema.json:\n%.400s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	var doc struct {
+		Properties map[string]struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if names := doc.Properties["provider"].Properties["name"].Enum; !slices.Contains(names, "sim") || !slices.Contains(names, "ufm") {
+		t.Errorf("provider names %v", names)
 	}
 }
