@@ -23,6 +23,9 @@ const (
 	KeyRequest = "x-toposcope-request"
 	// KeyPath marks a parameter that names a file: "read" or "write".
 	KeyPath = "x-toposcope-path"
+	// KeyType names a type that decodes itself: "command" (a list of
+	// arguments, or one string split at white space).
+	KeyType = "x-toposcope-type"
 )
 
 // durationPattern is what time.ParseDuration accepts.
@@ -83,7 +86,7 @@ func (w walker) schema(t reflect.Type, v reflect.Value) Schema {
 		return Schema{"type": "string", "pattern": durationPattern}
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		if t == reflect.TypeFor[Command]() {
-			return Schema{"type": []any{"array", "string"}, "items": Schema{"type": "string"}}
+			return Schema{"type": []any{"array", "string"}, "items": Schema{"type": "string"}, KeyType: "command"}
 		}
 		return Schema{}
 	}

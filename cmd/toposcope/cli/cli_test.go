@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
 )
 
@@ -185,5 +187,54 @@ func TestConfigSchema(t *testing.T) {
 	}
 	if names := doc.Properties["provider"].Properties["name"].Enum; !slices.Contains(names, "sim") || !slices.Contains(names, "ufm") {
 		t.Errorf("provider names %v", names)
+	}
+}
+
+// TestPluginParams: `providers --params NAME` and `engines --params NAME`
+// list every key of the plugin, with its type, default, whether a
+// request may set it and its meaning; an unknown name is a usage error.
+func TestPluginParams(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args   []string
+		code   int
+		stdout []string
+	}{
+		{[]string{"providers", "--params", "ufm"}, 0, []string{"--provider-param KEY=VALUE", "KEY", "REQUEST",
+			"nodes ", "hostlist", "auth ", "one of basic|token", `"basic"`, "[file, read]", "timeout ", "duration"}},
+		{[]string{"engines", "--params", "slurm"}, 0, []string{"--engine-param", "plugin ", `"topology/tree"`,
+			"one of topology/tree|topology/block|topology/yaml", "reconfigureCommand ", "command", `["scontrol","reconfigure"]`}},
+		{[]string{"engines", "--params", "nope"}, cli.ExitUsage, nil},
+	}
+	for _, tt := range tests {
+		r := run(t, tt.args...)
+		if r.code != tt.code {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", tt.args, r.code, tt.code, r.stdout, r.stderr)
+		}
+		for _, s := range tt.stdout {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("%v: stdout lacks %q:\n%s", tt.args, s, r.stdout)
+			}
+		}
+	}
+	// Every key of every plugin is listed, marked as the request may set it.
+	reg := app.Registry()
+	for _, kind := range []string{"provider", "engine"} {
+		choices := reg.ProviderChoices()
+		if kind == "engine" {
+			choices = reg.EngineChoices()
+		}
+		for _, c := range choices {
+			r := run(t, kind+"s", "--params", c.Name)
+			if r.code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", kind, c.Name, r.code, r.stderr)
+			}
+			for _, k := range c.Params.Keys {
+				want := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(k) + `\s.*\s` + map[bool]string{true: "yes", false: "-"}[c.Params.Allows(k)] + `\s`)
+				if !want.MatchString(r.stdout) {
+					t.Errorf("%s %s: no row for %q (request %v):\n%s", kind, c.Name, k, c.Params.Allows(k), r.stdout)
+				}
+			}
+		}
 	}
 }
