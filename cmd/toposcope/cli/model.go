@@ -67,17 +67,28 @@ func newModelGenerateCmd(env *Env) *cobra.Command {
 }
 
 func newModelsCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	var out *outputFlags
+	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "List the bundled simulation models",
 		Args:  noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			models := sim.Bundled()
+			if format == outJSON || format == outYAML {
+				return writeData(env.Stdout, format, models)
+			}
 			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tNODES\tDESCRIPTION")
-			for _, m := range sim.Bundled() {
+			for _, m := range models {
 				fmt.Fprintf(w, "%s\t%d\t%s\n", m.Name, m.Nodes, m.Description)
 			}
 			return w.Flush()
 		},
 	}
+	out = addOutputFlags(cmd, " (wide is the table, which has every column)", outTable, outWide, outJSON, outYAML)
+	return cmd
 }

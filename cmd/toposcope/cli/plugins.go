@@ -126,33 +126,82 @@ func newEnginesCmd(env *Env) *cobra.Command {
 		func() []plugins.Choice { return env.Registry.EngineChoices() })
 }
 
+// pluginRow is one plugin, as the list prints it.
+type pluginRow struct {
+	// Name is the plugin's name.
+	Name string `json:"name"`
+	// Summary says what it does.
+	Summary string `json:"summary"`
+	// Keys are its parameter keys.
+	Keys []string `json:"keys"`
+	// RequestKeys are the keys a REST request may set.
+	RequestKeys []string `json:"requestKeys"`
+}
+
 // newPluginListCmd prints a NAME/DESCRIPTION table of the plugins of a
 // kind, or with --params NAME the parameters of one.
 func newPluginListCmd(env *Env, kind, short string, list func() []plugins.Choice) *cobra.Command {
 	var params string
+	var out *outputFlags
 	cmd := &cobra.Command{
 		Use:   kind + "s",
 		Short: short,
 		Example: fmt.Sprintf(`  toposcope %[1]ss
+  toposcope %[1]ss -o wide
   toposcope %[1]ss --params %[2]s`, kind, map[string]string{"provider": "ufm", "engine": "slurm"}[kind]),
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.resolve(cmd)
+			if err != nil {
+				return err
+			}
 			choices := list()
 			if params != "" {
 				c, err := plugins.Find(kind, choices, params, func(c plugins.Choice) string { return c.Name })
 				if err != nil {
 					return fmt.Errorf("--params: %w", err)
 				}
+				if format == outJSON || format == outYAML {
+					return writeData(env.Stdout, format, paramRows(c.Params))
+				}
 				return writeParams(env.Stdout, kind, c.Name, paramRows(c.Params))
 			}
-			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tDESCRIPTION")
+			rows := make([]pluginRow, 0, len(choices))
 			for _, c := range choices {
-				fmt.Fprintf(w, "%s\t%s\n", c.Name, c.Summary)
+				rows = append(rows, pluginRow{Name: c.Name, Summary: c.Summary, Keys: nonNil(c.Params.Keys), RequestKeys: nonNil(c.Params.RequestKeys)})
+			}
+			if format == outJSON || format == outYAML {
+				return writeData(env.Stdout, format, rows)
+			}
+			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			if format == outWide {
+				fmt.Fprintln(w, "NAME\tREQUEST KEYS\tDESCRIPTION")
+			} else {
+				fmt.Fprintln(w, "NAME\tDESCRIPTION")
+			}
+			for _, r := range rows {
+				if format == outWide {
+					req := strings.Join(r.RequestKeys, ",")
+					if req == "" {
+						req = "-"
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\n", r.Name, req, r.Summary)
+					continue
+				}
+				fmt.Fprintf(w, "%s\t%s\n", r.Name, r.Summary)
 			}
 			return w.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&params, "params", "", "list the parameters of this "+kind+": key, type, default, whether a request may set it, meaning")
+	out = addOutputFlags(cmd, " (wide adds the keys a REST request may set)", outTable, outWide, outJSON, outYAML)
 	return cmd
+}
+
+// nonNil is s, or an empty list for nil (JSON [] rather than null).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -11,7 +11,33 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
+
+// defaultServer is the base URL of a service on this host, the default
+// of --server for the commands that only talk to a service.
+const defaultServer = "http://127.0.0.1:49021"
+
+// addServerFlag registers --server, the base URL of a running service,
+// with def as its default, and --url, its former name on trigger, as a
+// hidden deprecated alias.
+func addServerFlag(f *pflag.FlagSet, url *string, def string) {
+	help := "the base URL of a running toposcope service"
+	if def == "" {
+		help = "read from a running toposcope service at this base URL instead"
+	}
+	f.StringVar(url, "server", def, help)
+	f.StringVar(url, "url", def, "the former name of --server")
+	_ = f.MarkHidden("url")
+}
+
+// warnFormerServerFlag says on w that --url is the former name of
+// --server, when it was given.
+func warnFormerServerFlag(cmd *cobra.Command, w io.Writer) {
+	if cmd.Flags().Changed("url") {
+		fmt.Fprintln(w, "toposcope: --url has been deprecated, use --server")
+	}
+}
 
 // ErrTrigger is wrapped when the service did not take a discovery request.
 var ErrTrigger = errors.New("the service did not queue a discovery")
@@ -27,9 +53,10 @@ func newTriggerCmd(env *Env) *cobra.Command {
 		Use:   "trigger",
 		Short: "Ask a running toposcope service to discover now",
 		Example: `  toposcope trigger
-  toposcope trigger --url https://head01:49021 --token-file /etc/toposcope/trigger.token`,
+  toposcope trigger --server https://head01:49021 --token-file /etc/toposcope/trigger.token`,
 		Args: cobra.ArbitraryArgs, // strigger passes the affected nodes; the whole fabric is rediscovered
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			warnFormerServerFlag(cmd, env.Stderr)
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			token, err := readToken(tokenFile)
@@ -44,7 +71,7 @@ func newTriggerCmd(env *Env) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&url, "url", "http://127.0.0.1:49021", "the service's base URL")
+	addServerFlag(f, &url, defaultServer)
 	f.StringVar(&tokenFile, "token-file", "", "file holding a write token (when the service has tokens)")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "give up after this long")
 	return cmd
@@ -68,7 +95,7 @@ func readToken(path string) (string, error) {
 func postDiscover(ctx context.Context, base, token string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/discover", strings.NewReader("{}"))
 	if err != nil {
-		return fmt.Errorf("%w: --url: %w", ErrUsage, err)
+		return fmt.Errorf("%w: --server: %w", ErrUsage, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
