@@ -23,7 +23,6 @@ func main() {
 	cmd := agentcmd.New("toposcope-agent", os.Stdout, func() (*slog.Logger, error) { return logs.Logger(os.Stderr) })
 	logs.Register(cmd.Flags())
 	cmd.Version = buildinfo.Read().String()
-	cmd.SetVersionTemplate("toposcope-agent {{.Version}}\n")
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	err := cmd.ExecuteContext(ctx)
 	stop()

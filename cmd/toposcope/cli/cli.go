@@ -98,9 +98,8 @@ type rootOptions struct {
 func newRoot(env *Env) *cobra.Command {
 	opts := &rootOptions{}
 	root := &cobra.Command{
-		Use:     "toposcope",
-		Version: buildinfo.Read().String(),
-		Short:   "Discover GPU-cluster network topology and publish it to schedulers",
+		Use:   "toposcope",
+		Short: "Discover GPU-cluster network topology and publish it to schedulers",
 		Long: `toposcope discovers the network topology of a GPU cluster (switch tree,
 NVLink domains) from a provider and publishes it through engines, such as
 Slurm's topology.conf.
@@ -113,7 +112,17 @@ line or configuration; 3 the topology cannot be expressed for the target
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.SetVersionTemplate("toposcope {{.Version}}\n") // the same line as `toposcope version`
+	// --version prints what `toposcope version` prints. It is a flag of
+	// its own, not cobra's Version: a version template would make the
+	// linker keep every method of every type (text/template).
+	var showVersion bool
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version, the commit and the build date (as toposcope version does)")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			return printVersion(env.Stdout)
+		}
+		return cmd.Help()
+	}
 	opts.Register(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
@@ -156,11 +165,15 @@ func newVersionCmd(env *Env) *cobra.Command {
 		Use:   "version",
 		Short: "Print the toposcope version, the commit and the build date (as --version does)",
 		Args:  noArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "toposcope", buildinfo.Read().String())
-			return err
-		},
+		RunE:  func(*cobra.Command, []string) error { return printVersion(env.Stdout) },
 	}
+}
+
+// printVersion prints the line of `toposcope version` and `toposcope
+// --version`.
+func printVersion(w io.Writer) error {
+	_, err := fmt.Fprintln(w, "toposcope", buildinfo.Read().String())
+	return err
 }
 
 // noArgs rejects positional arguments with a usage error.
