@@ -153,6 +153,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),
+		newManCmd(env),
 	)
 	return root
 }

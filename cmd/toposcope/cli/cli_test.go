@@ -238,3 +238,51 @@ func TestPluginParams(t *testing.T) {
 		}
 	}
 }
+
+// TestManPages: `toposcope man DIR` writes a manual page for every
+// command, each with its flags and the date asked for.
+func TestManPages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if r := run(t, "man", "--date", "2026-01-02", dir); r.code != 0 {
+		t.Fatalf("man: exit %d: %s", r.code, r.stderr)
+	}
+	for page, want := range map[string]string{
+		"toposcope.1":                "toposcope",
+		"toposcope-generate.1":       "\\fB--slurm-version",
+		"toposcope-trigger.1":        "\\fB--server",
+		"toposcope-accept.1":         "shrink guard",
+		"toposcope-config-schema.1":  "JSON Schema",
+		"toposcope-providers.1":      "\\fB--params",
+		"toposcope-model-generate.1": "\\fB--shape",
+		"toposcope-snapshots.1":      "\\fB--limit",
+		"toposcope-agent.1":          "",
+		"toposcope-version.1":        "",
+		"toposcope-simulate.1":       "\\fB--output",
+		"toposcope-show.1":           "\\fB--format",
+		"toposcope-place.1":          "\\fB--account",
+		"toposcope-status.1":         "pending",
+		"toposcope-diff.1":           "FROM",
+		"toposcope-check.1":          "",
+		"toposcope-serve.1":          "",
+		"toposcope-models.1":         "",
+		"toposcope-engines.1":        "\\fB--params",
+		"toposcope-config.1":         "",
+		"toposcope-model.1":          "",
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil {
+			t.Errorf("%s: %v", page, err)
+			continue
+		}
+		if !strings.Contains(string(b), `.TH "TOPOSCOPE" "1" "Jan 2026"`) || !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks the header or %q:\n%.400s", page, want, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "toposcope-man.1")); err == nil {
+		t.Error("the hidden man command has a page")
+	}
+	if r := run(t, "man"); r.code != cli.ExitUsage {
+		t.Errorf("man without a directory: exit %d", r.code)
+	}
+}
