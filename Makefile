@@ -9,7 +9,13 @@ PKGS ?= ./...
 all: build
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
-LDFLAGS := -s -w -X github.com/toposcope/toposcope/cmd/toposcope/buildinfo.version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO := github.com/toposcope/toposcope/cmd/toposcope/buildinfo
+# The version, commit and build date that `toposcope version` prints; a
+# build without them (go build, go install) reads vcs.revision and
+# vcs.time from the binary's build information instead.
+LDFLAGS := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(BUILD_DATE)
 # grpcnotrace drops grpc's golang.org/x/net/trace, whose html/template would
 # keep every exported method of every cloud SDK client in the binary (the
 # linker cannot remove methods once reflect.Value.MethodByName is reachable):

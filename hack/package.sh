@@ -40,15 +40,11 @@ sed "s|src: \.cache/package/|src: $STAGE/|" packaging/nfpm.yaml >"$STAGE/nfpm.ya
 grep -q "src: $STAGE/toposcope\$" "$STAGE/nfpm.yaml" || { printf '[package] ERROR: packaging/nfpm.yaml names no .cache/package/toposcope\n' >&2; exit 1; }
 date="$(date -u -R -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")"
 
-# A manual page from the built binary's own help.
-{
-	printf '.TH TOPOSCOPE 1 "%s" "toposcope %s" "User Commands"\n' "$(date -u -d "$date" +%Y-%m-%d)" "$VERSION"
-	printf '.SH NAME\ntoposcope \\- discover GPU cluster network topology and publish it to schedulers\n'
-	printf '.SH SYNOPSIS\n.B toposcope\n.I command\n[\\fIflags\\fR]\n'
-	printf '.SH DESCRIPTION\n.nf\n'
-	"$STAGE/toposcope" --help | sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\&'/"
-	printf '.fi\n.SH FILES\n/etc/toposcope/config.yaml, /var/lib/toposcope, /usr/share/doc/toposcope/install-slurm.md\n'
-} | gzip -9n >"$STAGE/toposcope.1.gz"
+# A manual page for every command, from the built binary's own command
+# tree (toposcope man), dated like the changelog.
+"$STAGE/toposcope" man --date "$(date -u -d "$date" +%Y-%m-%d)" "$STAGE/man" >/dev/null
+[[ -f "$STAGE/man/toposcope.1" ]] || { printf '[package] ERROR: toposcope man wrote no toposcope.1\n' >&2; exit 1; }
+gzip -9n "$STAGE"/man/*.1
 
 cat >"$STAGE/copyright" <<COPYRIGHT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/

@@ -41,7 +41,7 @@ func installInChroot(ctx context.Context, t *testing.T, chroot, deb1, deb2, binV
 	if c := in("dpkg-query", "-W", "-f=${Conffiles}", "toposcope"); !strings.Contains(c, "/etc/toposcope/config.yaml") {
 		t.Errorf("conffiles: %q", c)
 	}
-	for _, f := range []string{"/usr/bin/toposcope", "/usr/lib/systemd/system/toposcope.service", "/usr/lib/toposcope/slurm-trigger", "/usr/share/man/man1/toposcope.1.gz"} {
+	for _, f := range []string{"/usr/bin/toposcope", "/usr/lib/systemd/system/toposcope.service", "/usr/lib/toposcope/slurm-trigger", "/usr/share/man/man1/toposcope.1.gz", "/usr/share/man/man1/toposcope-accept.1.gz", "/usr/share/man/man1/toposcope-status.1.gz"} {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("installed file: %v", err)
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
 )
 
 // SourceFactory builds one kind of ledger source from its YAML
@@ -24,6 +26,9 @@ type SourceFactory struct {
 	// no outside service, used by the conformance test and the docs; empty
 	// when every source of the kind needs one (a Kubernetes cluster).
 	Example string
+	// Params are the source's parameter keys and defaults (config.SpecOf
+	// of its Config), for the configuration schema.
+	Params config.ParamSpec
 }
 
 // SourceDeps are what a source is built with.

@@ -22,7 +22,7 @@ func main() {
 	var logs logflags.Flags
 	cmd := agentcmd.New("toposcope-agent", os.Stdout, func() (*slog.Logger, error) { return logs.Logger(os.Stderr) })
 	logs.Register(cmd.Flags())
-	cmd.Version = buildinfo.Version()
+	cmd.Version = buildinfo.Read().String()
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	err := cmd.ExecuteContext(ctx)
 	stop()

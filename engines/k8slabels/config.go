@@ -15,7 +15,7 @@ type Config struct {
 	kubeclient.ClientConfig `yaml:",inline"`
 	kube.LabelConfig        `yaml:",inline" request:"true"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
-	Mode string `yaml:"mode"`
+	Mode string `yaml:"mode" enum:"apply,dry-run,print"`
 	// NodeSelector restricts the engine to the nodes matching a label
 	// selector (e.g. "nvidia.com/gpu.present=true"); others are not listed
 	// and never written.

@@ -20,7 +20,7 @@ type Config struct {
 	// spec.labels (with Labels on).
 	kube.LabelConfig `yaml:",inline" request:"true"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
-	Mode string `yaml:"mode"`
+	Mode string `yaml:"mode" enum:"apply,dry-run,print"`
 	// Namespace is NFD's namespace, where nfd-master reads NodeFeature
 	// objects (default "node-feature-discovery").
 	Namespace string `yaml:"namespace"`

@@ -50,7 +50,7 @@ type Config struct {
 	kubeclient.ClientConfig `yaml:",inline"`
 	kube.LabelConfig        `yaml:",inline" request:"true"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
-	Mode string `yaml:"mode"`
+	Mode string `yaml:"mode" enum:"apply,dry-run,print"`
 	// Name is the Topology object's name (default "toposcope"). When the
 	// levels change, the object cannot be updated (levels are immutable),
 	// so a new object <name>-<hash of the levels> is created instead.

@@ -36,7 +36,7 @@ const V2511 slurm.Version = 2511
 type Config struct {
 	kubeclient.ClientConfig `yaml:",inline"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
-	Mode string `yaml:"mode"`
+	Mode string `yaml:"mode" enum:"apply,dry-run,print"`
 	// Namespace is where the Slinky Controller runs (default "slurm").
 	Namespace string `yaml:"namespace"`
 	// ConfigMap is the dedicated ConfigMap written (default

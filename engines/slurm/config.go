@@ -51,7 +51,7 @@ const maxBlockLevel = 15
 type Config struct {
 	// Plugin selects the output: PluginTree (default), PluginBlock or
 	// PluginYAML.
-	Plugin string `yaml:"plugin" request:"true"`
+	Plugin string `yaml:"plugin" request:"true" enum:"topology/tree,topology/block,topology/yaml"`
 	// SlurmVersion is the Slurm series that reads the file, "major.minor"
 	// (default "24.11"). The rules of that series decide what is written.
 	SlurmVersion string `yaml:"slurmVersion" request:"true"`

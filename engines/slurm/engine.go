@@ -71,7 +71,7 @@ func NewFactory() engines.Factory {
 			return New(cfg, deps)
 		},
 		Example: "plugin: topology/tree\n",
-		Params:  config.SpecOf(Config{}),
+		Params:  config.SpecOf(DefaultConfig()),
 	}
 }
 

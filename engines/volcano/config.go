@@ -23,7 +23,7 @@ const DefaultPrefix = "toposcope-"
 type Config struct {
 	kubeclient.ClientConfig `yaml:",inline"`
 	// Mode is kube.ModeApply (default), kube.ModeDryRun or kube.ModePrint.
-	Mode string `yaml:"mode"`
+	Mode string `yaml:"mode" enum:"apply,dry-run,print"`
 	// Prefix starts every HyperNode name (default "toposcope-"), so that
 	// the engine's objects never take the name of another writer's.
 	Prefix string `yaml:"prefix"`

@@ -32,10 +32,13 @@ type ParamSpec struct {
 	// only for some values (the sim provider's model: a bundled name, not
 	// a path). It returns an error wrapping ErrOperatorOnly to refuse.
 	Check func(key string, value *yaml.Node) error
+	// Defaults is the typed configuration holding the plugin's defaults
+	// (the value SpecOf read), from which SchemaOf writes its schema.
+	Defaults any
 }
 
 // SpecOf reads the ParamSpec of a configuration struct (or a pointer to
-// one) from its yaml and request tags. An inline struct contributes its
+// one, holding the defaults) from its yaml and request tags. An inline struct contributes its
 // own keys: all of them request keys when the inline field is tagged
 // `request:"true"`, else as its own fields are tagged.
 func SpecOf(cfg any) ParamSpec {
@@ -43,7 +46,7 @@ func SpecOf(cfg any) ParamSpec {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	var s ParamSpec
+	s := ParamSpec{Defaults: reflect.Indirect(reflect.ValueOf(cfg)).Interface()}
 	specFields(t, false, &s)
 	slices.Sort(s.Keys)
 	slices.Sort(s.RequestKeys)

@@ -54,6 +54,7 @@ func NewFactory() placement.SourceFactory {
 			}
 			return New(cfg, clients.Core, deps.Logger)
 		},
+		Params: config.SpecOf(DefaultConfig()),
 	}
 }
 

@@ -52,6 +52,7 @@ func NewFactory() placement.SourceFactory {
 			return New(cfg, deps.Logger)
 		},
 		Example: "squeue: [printf, '{\"jobs\": []}']\n",
+		Params:  config.SpecOf(DefaultConfig()),
 	}
 }
 

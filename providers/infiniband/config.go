@@ -64,7 +64,7 @@ type Config struct {
 	// "Aggregation Node"s).
 	Ignore []string `yaml:"ignore,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
-	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true"`
+	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true" enum:"guid,name"`
 	// NotCompute lists shell patterns of host names that are not compute
 	// nodes (a subnet manager or UFM host, a host whose rdma-ndd ran
 	// before its hostname was set): with no nodes list they are left out

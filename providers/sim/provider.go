@@ -105,7 +105,7 @@ func NewFactory() providers.Factory {
 // paramSpec is the spec of Config: a request may choose a bundled model by
 // name, never a model file (a path is the operator's).
 func paramSpec() config.ParamSpec {
-	s := config.SpecOf(Config{})
+	s := config.SpecOf(DefaultConfig())
 	s.Check = func(key string, v *yaml.Node) error {
 		if key == "model" && !slices.Contains(bundledNames(), v.Value) {
 			return fmt.Errorf("%w: a request may name a bundled model (%s), not a file", config.ErrOperatorOnly, strings.Join(bundledNames(), ", "))

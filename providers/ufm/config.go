@@ -32,7 +32,7 @@ type Config struct {
 	// timeout and retry.
 	httpretry.Connection `yaml:",inline"`
 	// Auth is AuthBasic (default) or AuthToken.
-	Auth string `yaml:"auth,omitempty"`
+	Auth string `yaml:"auth,omitempty" enum:"basic,token"`
 	// Username and Password (or PasswordFile) are the basic-auth
 	// credentials.
 	Username     string `yaml:"username,omitempty"`
@@ -46,7 +46,7 @@ type Config struct {
 	// the cluster's tree.
 	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
-	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true"`
+	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true" enum:"guid,name"`
 	// Snapshot, when set, is used instead of asking a server: the
 	// systems and links responses, inline (examples, tests, or a saved
 	// capture).

@@ -104,9 +104,8 @@ type rootOptions struct {
 func newRoot(env *Env) *cobra.Command {
 	opts := &rootOptions{}
 	root := &cobra.Command{
-		Use:     "toposcope",
-		Version: Version(),
-		Short:   "Discover GPU-cluster network topology and publish it to schedulers",
+		Use:   "toposcope",
+		Short: "Discover GPU-cluster network topology and publish it to schedulers",
 		Long: `toposcope discovers the network topology of a GPU cluster (switch tree,
 NVLink domains) from a provider and publishes it through engines, such as
 Slurm's topology.conf.
@@ -119,6 +118,17 @@ line or configuration; 3 the topology cannot be expressed for the target
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	// --version prints what `toposcope version` prints. It is a flag of
+	// its own, not cobra's Version: a version template would make the
+	// linker keep every method of every type (text/template).
+	var showVersion bool
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version, the commit and the build date (as toposcope version does)")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			return printVersion(env.Stdout)
+		}
+		return cmd.Help()
+	}
 	opts.Register(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
@@ -133,8 +143,13 @@ line or configuration; 3 the topology cannot be expressed for the target
 	root.AddCommand(
 		newGenerateCmd(env, opts),
 		newCheckCmd(env),
+		newConfigCmd(env),
 		newShowCmd(env, opts),
 		newTriggerCmd(env),
+		newStatusCmd(env),
+		newSnapshotsCmd(env),
+		newDiffCmd(env),
+		newAcceptCmd(env),
 		newServeCmd(env, opts),
 		newModelCmd(env),
 		newModelsCmd(env),
@@ -145,6 +160,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),
+		newManCmd(env),
 	)
 	registerCompletions(root, env.Registry)
 	return root
@@ -162,13 +178,17 @@ func (o *rootOptions) logger(w io.Writer) (*slog.Logger, error) { return o.Logge
 func newVersionCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the toposcope version",
+		Short: "Print the toposcope version, the commit and the build date (as --version does)",
 		Args:  noArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "toposcope", Version())
-			return err
-		},
+		RunE:  func(*cobra.Command, []string) error { return printVersion(env.Stdout) },
 	}
+}
+
+// printVersion prints the line of `toposcope version` and `toposcope
+// --version`.
+func printVersion(w io.Writer) error {
+	_, err := fmt.Fprintln(w, "toposcope", buildinfo.Read().String())
+	return err
 }
 
 // noArgs rejects positional arguments with a usage error; to a command

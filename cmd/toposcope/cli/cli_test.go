@@ -3,11 +3,15 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/cmd/toposcope/cli"
 )
 
@@ -84,7 +88,7 @@ func TestCLI(t *testing.T) {
 			code: cli.ExitUsage, stderr: []string{"torus"}},
 		{name: "model generate needs nodes", args: []string{"model", "generate"}, code: cli.ExitUsage, stderr: []string{"nodes"}},
 		{name: "unknown command", args: []string{"genrate"}, code: cli.ExitUsage, stderr: []string{"generate"}},
-		{name: "version flag", args: []string{"--version"}, stdout: []string{"toposcope version 0.1.0"}},
+		{name: "version flag", args: []string{"--version"}, stdout: []string{"toposcope 0.1.0", "commit ", "built "}},
 		{name: "misspelt flag", args: []string{"generate", "--slurmversion", "24.11"}, code: cli.ExitUsage, stderr: []string{"did you mean --slurm-version?"}},
 		{name: "missing config file", args: []string{"generate", "--config", "/nonexistent/toposcope.yaml"}, code: cli.ExitUsage, stderr: []string{"/nonexistent/toposcope.yaml"}},
 		{name: "inexpressible beats invalid", args: []string{"generate", "--plugin", "topology/block", "--slurm-version", "22.05"}, code: cli.ExitInexpressible, stderr: []string{"23.11"}},
@@ -109,6 +113,21 @@ func TestCLI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVersionFlagIsVersionCommand: `toposcope --version` and `toposcope
+// version` print the same line, with the commit and the build date.
+func TestVersionFlagIsVersionCommand(t *testing.T) {
+	t.Parallel()
+	cmd, flag := run(t, "version"), run(t, "--version")
+	if cmd.code != 0 || flag.code != 0 || cmd.stdout != flag.stdout {
+		t.Fatalf("version: %+v\n--version: %+v", cmd, flag)
+	}
+	for _, s := range []string{"toposcope " + cli.Version() + " (commit ", ", built "} {
+		if !strings.Contains(cmd.stdout, s) {
+			t.Errorf("version prints %q, lacks %q", cmd.stdout, s)
+		}
 	}
 }
 
@@ -140,5 +159,130 @@ func TestServeRefusesRoot(t *testing.T) {
 	code := cli.Main(context.Background(), []string{"serve", "--listen", "127.0.0.1:0"}, cli.Env{Stdout: &out, Stderr: &errb, Geteuid: root})
 	if code != cli.ExitUsage || !strings.Contains(errb.String(), "refuses to run as root") || !strings.HasSuffix(errb.String(), "or pass --allow-root\n") {
 		t.Fatalf("exit %d, stderr %q; want %d ending with --allow-root", code, errb.String(), cli.ExitUsage)
+	}
+}
+
+// TestConfigSchema: `toposcope config schema` prints the schema that
+// docs/config.schema.json holds, a JSON document that knows every
+// provider.
+func TestConfigSchema(t *testing.T) {
+	t.Parallel()
+	r := run(t, "config", "schema")
+	want, err := os.ReadFile("../../../docs/config.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 || r.stdout != string(want) {
+		t.Fatalf("exit %d; stdout is not docs/config.schema.json:\n%.400s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	var doc struct {
+		Properties map[string]struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if names := doc.Properties["provider"].Properties["name"].Enum; !slices.Contains(names, "sim") || !slices.Contains(names, "ufm") {
+		t.Errorf("provider names %v", names)
+	}
+}
+
+// TestPluginParams: `providers --params NAME` and `engines --params NAME`
+// list every key of the plugin, with its type, default, whether a
+// request may set it and its meaning; an unknown name is a usage error.
+func TestPluginParams(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args   []string
+		code   int
+		stdout []string
+	}{
+		{[]string{"providers", "--params", "ufm"}, 0, []string{"--provider-param KEY=VALUE", "KEY", "REQUEST",
+			"nodes ", "hostlist", "auth ", "one of basic|token", `"basic"`, "[file, read]", "timeout ", "duration"}},
+		{[]string{"engines", "--params", "slurm"}, 0, []string{"--engine-param", "plugin ", `"topology/tree"`,
+			"one of topology/tree|topology/block|topology/yaml", "reconfigureCommand ", "command", `["scontrol","reconfigure"]`}},
+		{[]string{"engines", "--params", "nope"}, cli.ExitUsage, nil},
+	}
+	for _, tt := range tests {
+		r := run(t, tt.args...)
+		if r.code != tt.code {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", tt.args, r.code, tt.code, r.stdout, r.stderr)
+		}
+		for _, s := range tt.stdout {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("%v: stdout lacks %q:\n%s", tt.args, s, r.stdout)
+			}
+		}
+	}
+	// Every key of every plugin is listed, marked as the request may set it.
+	reg := app.Registry()
+	for _, kind := range []string{"provider", "engine"} {
+		choices := reg.ProviderChoices()
+		if kind == "engine" {
+			choices = reg.EngineChoices()
+		}
+		for _, c := range choices {
+			r := run(t, kind+"s", "--params", c.Name)
+			if r.code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", kind, c.Name, r.code, r.stderr)
+			}
+			for _, k := range c.Params.Keys {
+				want := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(k) + `\s.*\s` + map[bool]string{true: "yes", false: "-"}[c.Params.Allows(k)] + `\s`)
+				if !want.MatchString(r.stdout) {
+					t.Errorf("%s %s: no row for %q (request %v):\n%s", kind, c.Name, k, c.Params.Allows(k), r.stdout)
+				}
+			}
+		}
+	}
+}
+
+// TestManPages: `toposcope man DIR` writes a manual page for every
+// command, each with its flags and the date asked for.
+func TestManPages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if r := run(t, "man", "--date", "2026-01-02", dir); r.code != 0 {
+		t.Fatalf("man: exit %d: %s", r.code, r.stderr)
+	}
+	for page, want := range map[string]string{
+		"toposcope.1":                "toposcope",
+		"toposcope-generate.1":       "\\fB--slurm-version",
+		"toposcope-trigger.1":        "\\fB--server",
+		"toposcope-accept.1":         "shrink guard",
+		"toposcope-config-schema.1":  "JSON Schema",
+		"toposcope-providers.1":      "\\fB--params",
+		"toposcope-model-generate.1": "\\fB--shape",
+		"toposcope-snapshots.1":      "\\fB--limit",
+		"toposcope-agent.1":          "",
+		"toposcope-version.1":        "",
+		"toposcope-simulate.1":       "\\fB--output",
+		"toposcope-show.1":           "\\fB--format",
+		"toposcope-place.1":          "\\fB--account",
+		"toposcope-status.1":         "pending",
+		"toposcope-diff.1":           "FROM",
+		"toposcope-check.1":          "",
+		"toposcope-serve.1":          "",
+		"toposcope-models.1":         "",
+		"toposcope-engines.1":        "\\fB--params",
+		"toposcope-config.1":         "",
+		"toposcope-model.1":          "",
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil {
+			t.Errorf("%s: %v", page, err)
+			continue
+		}
+		if !strings.Contains(string(b), `.TH "TOPOSCOPE" "1" "Jan 2026"`) || !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks the header or %q:\n%.400s", page, want, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "toposcope-man.1")); err == nil {
+		t.Error("the hidden man command has a page")
+	}
+	if r := run(t, "man"); r.code != cli.ExitUsage {
+		t.Errorf("man without a directory: exit %d", r.code)
 	}
 }

@@ -69,54 +69,28 @@ func newModelGenerateCmd(env *Env) *cobra.Command {
 }
 
 func newModelsCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	var out *outputFlags
+	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "List the bundled simulation models",
 		Args:  noArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := out.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			models := sim.Bundled()
+			if format == outJSON || format == outYAML {
+				return writeData(env.Stdout, format, models)
+			}
 			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tNODES\tDESCRIPTION")
-			for _, m := range sim.Bundled() {
+			for _, m := range models {
 				fmt.Fprintf(w, "%s\t%d\t%s\n", m.Name, m.Nodes, m.Description)
 			}
 			return w.Flush()
 		},
 	}
-}
-
-func newProvidersCmd(env *Env) *cobra.Command {
-	return newListCmd(env, "providers", "List the registered topology providers", func() [][2]string {
-		var rows [][2]string
-		for _, p := range env.Registry.Providers() {
-			rows = append(rows, [2]string{p.Name, p.Summary})
-		}
-		return rows
-	})
-}
-
-func newEnginesCmd(env *Env) *cobra.Command {
-	return newListCmd(env, "engines", "List the registered publishing engines", func() [][2]string {
-		var rows [][2]string
-		for _, e := range env.Registry.Engines() {
-			rows = append(rows, [2]string{e.Name, e.Summary})
-		}
-		return rows
-	})
-}
-
-// newListCmd prints a NAME/DESCRIPTION table.
-func newListCmd(env *Env, use, short string, rows func() [][2]string) *cobra.Command {
-	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  noArgs,
-		RunE: func(*cobra.Command, []string) error {
-			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tDESCRIPTION")
-			for _, r := range rows() {
-				fmt.Fprintf(w, "%s\t%s\n", r[0], r[1])
-			}
-			return w.Flush()
-		},
-	}
+	out = addOutputFlags(cmd, " (wide is the table, which has every column)", outTable, outWide, outJSON, outYAML)
+	return cmd
 }

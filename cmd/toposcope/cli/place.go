@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -18,7 +17,7 @@ type placeOptions struct {
 	req                                        placement.Request
 	within                                     string
 	horizon                                    time.Duration
-	asJSON                                     bool
+	out                                        *outputFlags
 }
 
 func newPlaceCmd(env *Env) *cobra.Command {
@@ -27,9 +26,15 @@ func newPlaceCmd(env *Env) *cobra.Command {
 		Use:   "place",
 		Short: "Rank and explain placements of a job on a simulation model (fair-share aware)",
 		Example: `  toposcope place --model nvl72 --account A --gpus 64
-  toposcope place --model small-tree --ledger ledger.yaml --budgets budgets.yaml --account a --gpus 64 --min-runtime 1h --json`,
+  toposcope place --model small-tree --ledger ledger.yaml --budgets budgets.yaml --account a --gpus 64 --min-runtime 1h -o json`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runPlace(cmd.Context(), env, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := o.out.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			return runPlace(cmd.Context(), env, o, format)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", "small-tree", "bundled model name or model file")
@@ -48,12 +53,12 @@ func newPlaceCmd(env *Env) *cobra.Command {
 	f.StringVar(&o.ranking, "ranking", string(placement.RankLexicographic), "ranking: lexicographic or weighted")
 	f.DurationVar(&o.horizon, "horizon", placement.DefaultConfig().Horizon, "horizon of the reclaimable-within class")
 	f.StringVar(&o.now, "now", "", "evaluation time, RFC 3339 (default: the current time)")
-	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of a table")
+	o.out = addOutputFlags(cmd, " (wide is the table, which has every column)", outTable, outWide, outJSON, outYAML)
 	_ = cmd.MarkFlagRequired("account")
 	return cmd
 }
 
-func runPlace(ctx context.Context, env *Env, o *placeOptions) error {
+func runPlace(ctx context.Context, env *Env, o *placeOptions, format string) error {
 	now := time.Now().UTC()
 	if o.now != "" {
 		t, err := time.Parse(time.RFC3339, o.now)
@@ -102,10 +107,8 @@ func runPlace(ctx context.Context, env *Env, o *placeOptions) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	if o.asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+	if format == outJSON || format == outYAML {
+		return writeData(env.Stdout, format, res)
 	}
 	return placement.WriteTable(env.Stdout, res)
 }

@@ -30,6 +30,7 @@ type showOptions struct {
 	listNodes   bool
 	format      string
 	timeout     time.Duration
+	out         *outputFlags
 }
 
 // newShowCmd returns `toposcope show`: the switch tree in a terminal,
@@ -45,11 +46,13 @@ func newShowCmd(env *Env, root *rootOptions) *cobra.Command {
   toposcope show --model fat-100k.yaml --node gpu012345
   toposcope show --config /etc/toposcope/config.yaml --nodes-list --max-children 8
   toposcope show --server https://head01:49021 --token-file /etc/toposcope/read.token
-  toposcope show --model nvl72 --format dot | dot -Tsvg > nvl72.svg`,
+  toposcope show --model nvl72 -o dot | dot -Tsvg > nvl72.svg
+  toposcope show --server https://head01:49021 -o yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.format != "text" && o.format != "dot" {
-				return fmt.Errorf("%w: --format %q: want text or dot", ErrUsage, o.format)
+			format, err := o.outputFormat(cmd)
+			if err != nil {
+				return err
 			}
 			if o.depth < 0 || o.maxChildren < 0 {
 				return fmt.Errorf("%w: --depth and --max-children must not be negative", ErrUsage)
@@ -57,6 +60,9 @@ func newShowCmd(env *Env, root *rootOptions) *cobra.Command {
 			g, err := o.graph(cmd, env, root)
 			if err != nil {
 				return err
+			}
+			if format == outJSON || format == outYAML {
+				return writeData(env.Stdout, format, g)
 			}
 			sum := topology.Summarize(g)
 			switch {
@@ -66,11 +72,11 @@ func newShowCmd(env *Env, root *rootOptions) *cobra.Command {
 					err = fmt.Errorf("%w: --node %q: no such node in the topology", ErrUsage, o.node)
 				}
 				return err
-			case o.format == "dot":
+			case format == "dot":
 				_, err := env.Stdout.Write(outline.AppendDOT(nil, sum))
 				return err
 			}
-			return outline.WriteText(env.Stdout, sum, outline.TextOptions{Depth: o.depth, MaxChildren: o.maxChildren, Nodes: o.listNodes})
+			return outline.WriteText(env.Stdout, sum, outline.TextOptions{Depth: o.depth, MaxChildren: o.maxChildren, Nodes: o.listNodes || format == outWide})
 		},
 	}
 	f := cmd.Flags()
@@ -78,19 +84,44 @@ func newShowCmd(env *Env, root *rootOptions) *cobra.Command {
 	f.StringVar(&o.provider, "provider", "sim", "provider name (see `toposcope providers`)")
 	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
 	f.StringArrayVar(&o.providerParams, "provider-param", nil, "provider setting KEY=VALUE (repeatable)")
-	f.StringVar(&o.server, "server", "", "read the current topology of a running service at this base URL instead")
+	addServerFlag(f, &o.server, "")
 	f.StringVar(&o.tokenFile, "token-file", "", "--server: file holding a read token (when the service has tokens)")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "--server: give up after this long")
 	f.IntVar(&o.depth, "depth", 3, "switch levels to draw from the top (0: all)")
 	f.IntVar(&o.maxChildren, "max-children", 16, "children drawn per switch before a line that counts the rest (0: all)")
 	f.BoolVar(&o.listNodes, "nodes-list", false, "list the nodes under each drawn switch")
 	f.StringVar(&o.node, "node", "", "draw only the path from the top of the tree to this node")
-	f.StringVar(&o.format, "format", "text", "text, or dot (Graphviz, aggregated per leaf)")
+	f.StringVar(&o.format, "format", "text", "text, or dot (Graphviz, aggregated per leaf); the same as -o")
+	o.out = addOutputFlags(cmd, " (wide: text with the nodes under each switch, as --nodes-list; dot: Graphviz, aggregated per leaf; json and yaml: the whole graph, as GET /v1/graph)",
+		"text", outWide, "dot", outJSON, outYAML)
 	return cmd
+}
+
+// outputFormat is the format asked for by -o, --json or --format (which
+// exclude each other).
+func (o *showOptions) outputFormat(cmd *cobra.Command) (string, error) {
+	format, err := o.out.resolve(cmd)
+	if err != nil {
+		return "", err
+	}
+	if cmd.Flags().Changed("format") {
+		if cmd.Flags().Changed("output") || o.out.asJSON {
+			return "", fmt.Errorf("%w: --format and -o exclude each other (--format is the older name of -o)", ErrUsage)
+		}
+		if o.format != "text" && o.format != "dot" {
+			return "", fmt.Errorf("%w: --format %q: want text or dot", ErrUsage, o.format)
+		}
+		format = o.format
+	}
+	if o.node != "" && format != "text" {
+		return "", fmt.Errorf("%w: --node draws one path as text; it takes no -o %s", ErrUsage, format)
+	}
+	return format, nil
 }
 
 // graph discovers the topology, or reads it from --server.
 func (o *showOptions) graph(cmd *cobra.Command, env *Env, root *rootOptions) (*topology.Graph, error) {
+	warnFormerServerFlag(cmd, env.Stderr)
 	if o.server != "" {
 		for _, local := range []string{"config", "provider", "model", "provider-param"} {
 			if cmd.Flags().Changed(local) {

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +22,9 @@ type simulateOptions struct {
 	model, trace, writeTrace, budgets, within, order, scenario, reserve string
 	policies                                                            []string
 	synth                                                               simulate.SyntheticOptions
-	fifo, asJSON, preempt                                               bool
+	fifo, preempt                                                       bool
+	out                                                                 *outputFlags
+	format                                                              string
 	defragAfter                                                         time.Duration
 	progressOut                                                         func() io.Writer
 	// changed reports whether a flag was given.
@@ -44,11 +45,16 @@ away and that ran again), delivered/owed GPU-hours per account, and the
 capped ratio Σ min(delivered, owed) / Σ owed (comparable with Ai2's
 published 98%). See docs/placement.md.`,
 		Example: `  toposcope simulate --model fat-tree-512 --jobs 5000 --max-gpus 1024 --interarrival 45 --seed 1
-  toposcope simulate --model nvl72 --within domain --trace jobs.csv --json
+  toposcope simulate --model nvl72 --within domain --trace jobs.csv -o json
   toposcope simulate --scenario venus --preempt --seed 2`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.changed = cmd.Flags().Changed
+			format, err := o.out.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			o.format = format
 			return runSimulate(cmd.Context(), env, o)
 		},
 	}
@@ -75,7 +81,7 @@ published 98%). See docs/placement.md.`,
 	f.StringVar(&o.reserve, "reserve", simulate.ReserveCount, "what backfill reserves for the oldest waiting job, for every policy: count (GPUs; a later job must end by its start) or nodes (the nodes it will start on; a later job may run past its start elsewhere)")
 	f.DurationVar(&o.defragAfter, "defrag-after", 0, "the toposcope policy frees whole leaves for the head job once it has waited this long, preempting resumable work past its min runtime where the least is lost, when that loss is at most a quarter of the GPU-time the job gains by not waiting for its reservation (0: never)")
 	f.StringVar(&o.budgets, "budgets", "", "budgets YAML for owed GPU-hours (default: equal shares)")
-	f.BoolVar(&o.asJSON, "json", false, "print JSON instead of tables")
+	o.out = addOutputFlags(cmd, " (wide is the tables, which have every column)", outTable, outWide, outJSON, outYAML)
 	return cmd
 }
 
@@ -150,10 +156,8 @@ func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 		fmt.Fprintf(env.Stderr, "%s: %d events in %s (%.0f events/s)\n", r.Policy, r.Events, el.Round(time.Millisecond), float64(r.Events)/el.Seconds())
 		reports = append(reports, r)
 	}
-	if o.asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"policies": reports})
+	if o.format == outJSON || o.format == outYAML {
+		return writeData(env.Stdout, o.format, map[string]any{"policies": reports})
 	}
 	return simulate.WriteTable(env.Stdout, reports)
 }

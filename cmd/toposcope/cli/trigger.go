@@ -11,43 +11,151 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/toposcope/toposcope/service/store"
 )
+
+// defaultServer is the base URL of a service on this host, the default
+// of --server for the commands that only talk to a service.
+const defaultServer = "http://127.0.0.1:49021"
+
+// addServerFlag registers --server, the base URL of a running service,
+// with def as its default, and --url, its former name on trigger, as a
+// hidden deprecated alias.
+func addServerFlag(f *pflag.FlagSet, url *string, def string) {
+	help := "the base URL of a running toposcope service"
+	if def == "" {
+		help = "read from a running toposcope service at this base URL instead"
+	}
+	f.StringVar(url, "server", def, help)
+	f.StringVar(url, "url", def, "the former name of --server")
+	_ = f.MarkHidden("url")
+}
+
+// warnFormerServerFlag says on w that --url is the former name of
+// --server, when it was given.
+func warnFormerServerFlag(cmd *cobra.Command, w io.Writer) {
+	if cmd.Flags().Changed("url") {
+		fmt.Fprintln(w, "toposcope: --url has been deprecated, use --server")
+	}
+}
 
 // ErrTrigger is wrapped when the service did not take a discovery request.
 var ErrTrigger = errors.New("the service did not queue a discovery")
 
+// ErrRefused is wrapped when the discovery that trigger queued ran and
+// was refused (by the shrink guard) or failed.
+var ErrRefused = errors.New("the discovery did not publish")
+
 // newTriggerCmd returns `toposcope trigger`: ask a running service to
-// discover now (POST /v1/discover). Slurm's strigger runs it through
+// discover now (POST /v1/discover) and wait for the outcome of that
+// discovery. Slurm's strigger runs it through
 // /usr/lib/toposcope/slurm-trigger when a node goes down or up; requests
 // that arrive while a discovery is queued are merged into it.
 func newTriggerCmd(env *Env) *cobra.Command {
-	var url, tokenFile string
-	var timeout time.Duration
+	var svc *serviceFlags
+	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "trigger",
-		Short: "Ask a running toposcope service to discover now",
+		Short: "Ask a running toposcope service to discover now, and report the outcome",
+		Long: `Ask a running service to discover now (POST /v1/discover), then wait (up
+to --wait) for that discovery's run and report its outcome: published or
+unchanged is success; a discovery the shrink guard refused (the snapshot
+is pending, nothing was published) or that failed is exit 1, naming the
+snapshot and the commands that show and accept it. --wait 0 only queues.`,
 		Example: `  toposcope trigger
-  toposcope trigger --url https://head01:49021 --token-file /etc/toposcope/trigger.token`,
+  toposcope trigger --server https://head01:49021 --token-file /etc/toposcope/trigger.token`,
 		Args: cobra.ArbitraryArgs, // strigger passes the affected nodes; the whole fabric is rediscovered
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			token, err := readToken(tokenFile)
+			warnFormerServerFlag(cmd, env.Stderr)
+			c, ctx, cancel, err := svc.client(cmd)
 			if err != nil {
 				return err
 			}
-			if err := postDiscover(ctx, strings.TrimRight(url, "/"), token); err != nil {
-				return err
+			defer cancel()
+			last, err := lastRunID(ctx, c)
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrTrigger, err)
 			}
-			_, err = fmt.Fprintln(env.Stdout, "toposcope: discovery queued")
-			return err
+			if err := c.do(ctx, http.MethodPost, "/v1/discover", struct{}{}, nil); err != nil {
+				return fmt.Errorf("%w: %w", ErrTrigger, err)
+			}
+			fmt.Fprintln(env.Stdout, "toposcope: discovery queued")
+			if wait <= 0 {
+				return nil
+			}
+			wctx, wcancel := context.WithTimeout(cmd.Context(), wait)
+			defer wcancel()
+			run, err := waitRun(wctx, c, last)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "toposcope: no outcome yet (%v); toposcope status shows it\n", err)
+				return nil
+			}
+			return reportRun(wctx, env.Stdout, c, run)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&url, "url", "http://127.0.0.1:49021", "the service's base URL")
-	f.StringVar(&tokenFile, "token-file", "", "file holding a write token (when the service has tokens)")
-	f.DurationVar(&timeout, "timeout", 10*time.Second, "give up after this long")
+	svc = addServiceFlags(cmd, "write", 10*time.Second)
+	cmd.Flags().DurationVar(&wait, "wait", 2*time.Minute, "wait this long for the outcome of the discovery (0: only queue it)")
 	return cmd
+}
+
+// lastRunID returns the ID of the newest discovery run (0 when none).
+func lastRunID(ctx context.Context, c *client) (uint64, error) {
+	var a struct {
+		Runs []store.Run `json:"runs"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v1/runs?limit=1", nil, &a); err != nil {
+		return 0, err
+	}
+	if len(a.Runs) == 0 {
+		return 0, nil
+	}
+	return a.Runs[0].ID, nil
+}
+
+// waitRun polls GET /v1/runs until a run newer than after that the API
+// triggered is recorded, and returns it.
+func waitRun(ctx context.Context, c *client, after uint64) (*store.Run, error) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var a struct {
+			Runs []store.Run `json:"runs"`
+		}
+		if err := c.do(ctx, http.MethodGet, "/v1/runs?limit=20", nil, &a); err != nil {
+			return nil, err
+		}
+		for i := len(a.Runs) - 1; i >= 0; i-- { // oldest first: the first run after the request
+			if r := a.Runs[i]; r.ID > after && r.Trigger == "api" {
+				return &r, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no run of the discovery: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// reportRun prints the outcome of run; a refused or failed discovery is
+// an error wrapping ErrRefused that says how to see and accept it.
+func reportRun(ctx context.Context, w io.Writer, c *client, run *store.Run) error {
+	switch run.Outcome {
+	case store.OutcomePublished, store.OutcomeUnchanged:
+		_, err := fmt.Fprintf(w, "toposcope: discovery run %d: %s\n", run.ID, run.Outcome)
+		return err
+	case store.OutcomeRefused:
+		var st statusAnswer
+		if err := c.do(ctx, http.MethodGet, "/v1/status", nil, &st); err == nil && st.Pending != nil {
+			return fmt.Errorf("%w: discovery run %d was refused by the shrink guard: %s; the current topology stays and nothing was published. "+
+				"Snapshot %d is pending: toposcope diff %d shows what it changes, toposcope accept %d accepts it",
+				ErrRefused, run.ID, st.Pending.Reason, st.Pending.ID, st.Pending.ID, st.Pending.ID)
+		}
+		return fmt.Errorf("%w: discovery run %d was refused by the shrink guard: %s (toposcope status shows the pending snapshot)", ErrRefused, run.ID, run.Error)
+	}
+	return fmt.Errorf("%w: discovery run %d: %s: %s", ErrRefused, run.ID, run.Outcome, run.Error)
 }
 
 // readToken reads the bearer token in path (--token-file); "" for no
@@ -61,27 +169,4 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("%w: --token-file: %w", ErrUsage, err)
 	}
 	return strings.TrimSpace(string(b)), nil
-}
-
-// postDiscover sends POST /v1/discover; any answer but 202 is an error
-// that names the status, never the body.
-func postDiscover(ctx context.Context, base, token string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/discover", strings.NewReader("{}"))
-	if err != nil {
-		return fmt.Errorf("%w: --url: %w", ErrUsage, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrTrigger, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	if resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("%w: %s answered %s", ErrTrigger, base, resp.Status)
-	}
-	return nil
 }

@@ -25,7 +25,7 @@ func TestTrigger(t *testing.T) {
 	waitRuns(t, base, 1, serveOut) // the startup discovery
 
 	var out, errb bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"trigger", "--url", base, "gpu001", "gpu002"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 0 {
+	if code := cli.Main(context.Background(), []string{"trigger", "--server", base, "gpu001", "gpu002"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 0 {
 		t.Fatalf("trigger: exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), "discovery queued") {
@@ -36,8 +36,16 @@ func TestTrigger(t *testing.T) {
 		t.Errorf("no run started by the API in %s", body)
 	}
 
+	// --url, the former name of --server, still works, and says so.
 	errb.Reset()
-	if code := cli.Main(context.Background(), []string{"trigger", "--url", base + "/nowhere"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 1 ||
+	if code := cli.Main(context.Background(), []string{"trigger", "--url", base}, cli.Env{Stdout: &out, Stderr: &errb}); code != 0 ||
+		!strings.Contains(errb.String(), "--url has been deprecated, use --server") {
+		t.Fatalf("trigger --url: exit %d: %q", code, errb.String())
+	}
+	waitRuns(t, base, 3, serveOut)
+
+	errb.Reset()
+	if code := cli.Main(context.Background(), []string{"trigger", "--server", base + "/nowhere"}, cli.Env{Stdout: &out, Stderr: &errb}); code != 1 ||
 		!strings.Contains(errb.String(), "404") {
 		t.Errorf("a refused trigger: exit %d, %q; want 1 naming the status", code, errb.String())
 	}
