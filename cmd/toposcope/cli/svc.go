@@ -38,6 +38,29 @@ type acceptAnswer struct {
 	Run      *store.Run      `json:"run"`
 }
 
+// getAndPrint GETs path from the service into a T and prints it in the
+// output format asked for: as data (json, yaml) or with table (wide or
+// not).
+func getAndPrint[T any](cmd *cobra.Command, w io.Writer, svc *serviceFlags, out *outputFlags, path string, table func(v *T, wide bool) error) error {
+	format, err := out.resolve(cmd)
+	if err != nil {
+		return err
+	}
+	c, ctx, cancel, err := svc.client(cmd)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	var v T
+	if err := c.do(ctx, "GET", path, nil, &v); err != nil {
+		return err
+	}
+	if format == outJSON || format == outYAML {
+		return writeData(w, format, v)
+	}
+	return table(&v, format == outWide)
+}
+
 func newStatusCmd(env *Env) *cobra.Command {
 	var svc *serviceFlags
 	var out *outputFlags
@@ -51,23 +74,9 @@ engines, the current snapshot, the snapshot the shrink guard refused
   toposcope status --server https://head01:49021 --token-file /etc/toposcope/read.token -o yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := out.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := svc.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			var st statusAnswer
-			if err := c.do(ctx, "GET", "/v1/status", nil, &st); err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return writeData(env.Stdout, format, st)
-			}
-			return writeStatus(env.Stdout, &st, format == outWide)
+			return getAndPrint(cmd, env.Stdout, svc, out, "/v1/status", func(st *statusAnswer, wide bool) error {
+				return writeStatus(env.Stdout, st, wide)
+			})
 		},
 	}
 	svc = addServiceFlags(cmd, "read", 30*time.Second)
@@ -129,23 +138,9 @@ func newSnapshotsCmd(env *Env) *cobra.Command {
   toposcope snapshots --limit 5 -o wide`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := out.resolve(cmd)
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := svc.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			var a snapshotsAnswer
-			if err := c.do(ctx, "GET", "/v1/snapshots?limit="+strconv.Itoa(limit), nil, &a); err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return writeData(env.Stdout, format, a)
-			}
-			return writeSnapshots(env.Stdout, &a, format == outWide)
+			return getAndPrint(cmd, env.Stdout, svc, out, "/v1/snapshots?limit="+strconv.Itoa(limit), func(a *snapshotsAnswer, wide bool) error {
+				return writeSnapshots(env.Stdout, a, wide)
+			})
 		},
 	}
 	svc = addServiceFlags(cmd, "read", 30*time.Second)
@@ -203,37 +198,22 @@ snapshot (a pending one, say) against its parent; with two, FROM to TO.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := out.resolve(cmd)
-			if err != nil {
-				return err
-			}
 			q := url.Values{"limit": {strconv.Itoa(limit)}}
-			ids := make([]uint64, len(args))
-			for i, a := range args {
-				if ids[i], err = snapshotID(a); err != nil {
+			for _, a := range args {
+				if _, err := snapshotID(a); err != nil {
 					return err
 				}
 			}
-			switch len(ids) {
+			switch len(args) {
 			case 1:
 				q.Set("to", args[0])
 			case 2:
 				q.Set("from", args[0])
 				q.Set("to", args[1])
 			}
-			c, ctx, cancel, err := svc.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			var d store.CappedDiff
-			if err := c.do(ctx, "GET", "/v1/diff?"+q.Encode(), nil, &d); err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return writeData(env.Stdout, format, d)
-			}
-			return writeDiff(env.Stdout, &d)
+			return getAndPrint(cmd, env.Stdout, svc, out, "/v1/diff?"+q.Encode(), func(d *store.CappedDiff, _ bool) error {
+				return writeDiff(env.Stdout, d)
+			})
 		},
 	}
 	svc = addServiceFlags(cmd, "read", 30*time.Second)
