@@ -162,7 +162,10 @@ func TestPackagesSideBySide(t *testing.T) {
 	bins := make([]string, len(versions))
 	for i, v := range versions {
 		bins[i] = t.TempDir()
-		stub := "#!/bin/sh\necho toposcope version " + v + "\n"
+		// It prints its version, and writes one manual page for
+		// `toposcope man [--date D] DIR` as the real binary does.
+		stub := "#!/bin/sh\nif [ \"$1\" = man ]; then for a; do dir=$a; done; mkdir -p \"$dir\"; " +
+			"printf '.TH TOPOSCOPE 1\\n' > \"$dir/toposcope.1\"; exit 0; fi\necho toposcope " + v + "\n"
 		if err := os.WriteFile(filepath.Join(bins[i], "toposcope"), []byte(stub), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +192,7 @@ func TestPackagesSideBySide(t *testing.T) {
 		dir := t.TempDir()
 		run(ctx, t, "dpkg-deb", "-x", filepath.Join(dist, "toposcope_"+v+"_amd64.deb"), dir)
 		got, err := os.ReadFile(filepath.Join(dir, "usr/bin/toposcope"))
-		if err != nil || !strings.Contains(string(got), "version "+v) {
+		if err != nil || !strings.Contains(string(got), "echo toposcope "+v+"\n") {
 			t.Errorf("package %s holds /usr/bin/toposcope %q (%v), want its own binary", v, got, err)
 		}
 	}

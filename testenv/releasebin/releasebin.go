@@ -110,11 +110,12 @@ func version(ctx context.Context, t testing.TB, bin string) string {
 	if err != nil {
 		t.Fatalf("%s --version: %v", bin, err)
 	}
+	// "toposcope 1.0.1 (commit …, built …, go1.26.x)": the second word.
 	f := strings.Fields(string(out))
-	if len(f) == 0 {
-		t.Fatalf("%s --version printed nothing", bin)
+	if len(f) < 2 {
+		t.Fatalf("%s --version printed %q, want \"NAME VERSION ...\"", bin, out)
 	}
-	return f[len(f)-1]
+	return f[1]
 }
 
 // Root returns the repository's root folder (the one with the Makefile).
