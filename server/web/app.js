@@ -117,12 +117,35 @@ async function toggle(id, forceOpen) {
   e.caret.textContent = e.open ? "▾" : "▸";
 }
 
+// unplacedGroup holds the nodes under no switch (the top level's nodes)
+// in a group of their own, collapsed, instead of drawing them at the
+// indent of a switch's nodes.
+function unplacedGroup(t) {
+  const kids = el("ul", { hidden: "" });
+  const caret = el("span", { class: "caret" }, "▸");
+  const row = el("div", { class: "row unplaced", "data-id": "" },
+    caret, el("span", { class: "name" }, "not placed"),
+    el("span", { class: "counts" }, `${fmt(t.nodeCount)} nodes under no switch`));
+  for (const n of t.nodes) kids.append(nodeItem(n));
+  if (t.nodesTruncated) kids.append(el("li", { class: "muted" }, `… ${fmt(t.nodeCount - t.nodes.length)} more nodes`));
+  const open = (on) => {
+    kids.hidden = !on;
+    caret.textContent = on ? "▾" : "▸";
+  };
+  row.addEventListener("click", () => open(kids.hidden));
+  state.unplaced = open;
+  return el("li", {}, row, kids);
+}
+
 async function loadTree() {
   const t = await api("/v1/tree");
   state.rows.clear();
+  state.unplaced = null;
   document.getElementById("totals").textContent =
     `${fmt(t.total.nodes)} nodes · ${fmt(t.total.gpus)} GPUs · ${fmt(t.total.switches)} switches · ${fmt(t.total.domains)} domains · snapshot ${t.snapshot}`;
-  fill(document.getElementById("tree"), t);
+  const tree = document.getElementById("tree");
+  fill(tree, { children: t.children, nodes: [] });
+  if (t.nodes.length) tree.append(unplacedGroup(t));
   // A few roots are opened at once: the first level is what one wants
   // to see, and it is small.
   if (t.children.length <= 4) for (const r of t.children) await toggle(r.id, true);
@@ -133,6 +156,7 @@ async function loadTree() {
 async function reveal(path, node) {
   document.querySelectorAll(".row.hl, .cell.hl").forEach((r) => r.classList.remove("hl"));
   for (const p of path) await toggle(p.id, true);
+  if (node && !path.length && state.unplaced) state.unplaced(true);
   const key = node ? "n:" + node : "s:" + (path.length ? path[path.length - 1].id : "");
   const e = state.rows.get(key);
   if (e) {

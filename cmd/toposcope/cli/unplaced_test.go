@@ -1,0 +1,79 @@
+package cli_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/toposcope/toposcope/testenv/browser"
+)
+
+// TestWebViewNotPlaced: on the bundled `mixed` model, whose cpu01-cpu08
+// hang under no switch, headless Chromium shows them in a collapsed
+// "not placed" group of their own (8 nodes), not as rows at the tree's
+// top level beside the switches; a search for one opens the group.
+func TestWebViewNotPlaced(t *testing.T) {
+	t.Parallel()
+	ctx := browser.Start(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	serveOut := serveInProcess(t, "serve", "--listen", addr, "--model", "mixed", "--store", filepath.Join(dir, "s.db"), "--interval", "1h", "--allow-root")
+	base := "http://" + addr
+	waitRuns(t, base, 1, serveOut)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`))); err != nil {
+		t.Fatalf("load: %v\n%s", err, serveOut.String())
+	}
+	count := func(js string) int {
+		t.Helper()
+		n, err := chromedp.Run(tctx, chromedp.Evaluate[int](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return n
+	}
+	if n := count(`document.querySelectorAll("#tree > li > .row.node").length`); n != 0 {
+		t.Errorf("%d nodes drawn at the tree's top level; want them in the not-placed group", n)
+	}
+	group, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(`#tree > li > .row.unplaced`)))
+	if err != nil {
+		t.Fatalf("no not-placed group: %v", err)
+	}
+	if !strings.Contains(group, "not placed") || !strings.Contains(group, "8 nodes under no switch") {
+		t.Errorf("group row %q, want \"not placed\" with 8 nodes", group)
+	}
+	if n := count(`[...document.querySelectorAll("#tree > li > .row.unplaced + ul .row.node")].filter(r => r.dataset.node.startsWith("cpu")).length`); n != 8 {
+		t.Errorf("the group holds %d cpu nodes, want 8", n)
+	}
+	if n := count(`document.querySelector("#tree > li > .row.unplaced + ul").hidden ? 1 : 0`); n != 1 {
+		t.Error("the group is open before it is asked for")
+	}
+	screenshot(tctx, t, "not-placed.png")
+	// A click on a node's search hit reveals it: the group opens.
+	if err := chromedp.Do(tctx, chromedp.SendKeys(chromedp.CSS("#search"), "cpu03\n")); err != nil {
+		t.Fatal(err)
+	}
+	err = pollUntil(tctx, func() bool {
+		return count(`document.querySelector("#tree > li > .row.unplaced + ul").hidden ? 0 : 1`) == 1
+	})
+	if err != nil {
+		t.Errorf("searching cpu03 did not open the not-placed group")
+	}
+}
+
+// pollUntil calls cond every 100 ms until it holds or ctx ends.
+func pollUntil(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
