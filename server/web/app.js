@@ -192,8 +192,17 @@ async function search(q) {
 
 async function loadStatus() {
   const s = await api("/v1/status");
+  // Each engine with what its last publish left out or why it failed:
+  // nothing is lost silently.
+  const results = new Map(((s.lastRun && s.lastRun.engines) || []).map((r) => [r.engine, r]));
+  const engines = s.engines.map((e) => {
+    const r = results.get(e);
+    if (!r) return e;
+    if (r.error) return `${e} (failed: ${r.error})`;
+    return r.uncovered ? `${e} (${fmt(r.uncovered)} nodes not covered)` : e;
+  });
   document.getElementById("status").textContent =
-    `provider ${s.provider} · engines ${s.engines.join(", ") || "none"} · ` + (s.current ? `snapshot ${s.current.id} at ${when(s.current.createdAt)}` : "no topology yet");
+    `provider ${s.provider} · engines ${engines.join(", ") || "none"} · ` + (s.current ? `snapshot ${s.current.id} at ${when(s.current.createdAt)}` : "no topology yet");
   const p = document.getElementById("pending");
   p.hidden = !s.pending;
   if (s.pending) {

@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,4 +78,43 @@ func pollUntil(ctx context.Context, cond func() bool) error {
 		}
 	}
 	return nil
+}
+
+// TestWebViewUncoveredPerEngine: a service on the `mixed` model that
+// publishes a Slurm block topology (which leaves out the 24 nodes in no
+// NVLink domain: cpu01-08 and gpu001-016) says in the web view's status
+// line how many nodes that engine left out.
+func TestWebViewUncoveredPerEngine(t *testing.T) {
+	t.Parallel()
+	ctx := browser.Start(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	conf := fmt.Sprintf(`provider:
+  name: sim
+  params: {model: mixed}
+engines:
+  - name: slurm
+    params: {plugin: topology/block, output: %s}
+paths:
+  write: [%s]
+`, filepath.Join(dir, "topology.conf"), dir)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	serveOut := serveInProcess(t, "serve", "--config", cfg, "--listen", addr, "--store", filepath.Join(dir, "s.db"), "--allow-root")
+	base := "http://" + addr
+	waitRuns(t, base, 1, serveOut)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`))); err != nil {
+		t.Fatalf("load: %v\n%s", err, serveOut.String())
+	}
+	status, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("#status")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(status, "slurm (24 nodes not covered)") {
+		t.Errorf("status line %q, want the slurm engine with its 24 uncovered nodes\n%s", status, serveOut.String())
+	}
 }
