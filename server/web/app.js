@@ -190,8 +190,15 @@ async function search(q) {
   await go(r.hits[0]);
 }
 
-async function loadStatus() {
-  const s = await api("/v1/status");
+// statusKey is what, in a status answer, makes the views stale: the
+// current snapshot and the held-back one.
+const statusKey = (s) => `${s.current ? s.current.id : ""}/${s.pending ? s.pending.id : ""}`;
+
+async function loadStatus(given) {
+  const s = given || await api("/v1/status");
+  state.statusKey = statusKey(s);
+  document.body.dataset.snapshot = s.current ? s.current.id : "";
+  document.body.dataset.pending = s.pending ? s.pending.id : "";
   // Each engine with what its last publish left out or why it failed:
   // nothing is lost silently.
   const results = new Map(((s.lastRun && s.lastRun.engines) || []).map((r) => [r.engine, r]));
@@ -339,6 +346,26 @@ function tabs() {
   }
 }
 
+// watch polls GET /v1/status every 5 s and reloads the views when a new
+// snapshot, or one held back by the shrink guard, appears. Polling, not
+// Server-Sent Events: an EventSource cannot send the bearer token the API
+// may require, and the status answer is small and cheap to make.
+function watch() {
+  if (state.watching) return;
+  state.watching = true;
+  setInterval(async () => {
+    try {
+      const s = await api("/v1/status");
+      if (statusKey(s) === state.statusKey) return;
+      await loadStatus(s);
+      await loadTree();
+      await Promise.all([loadHeat(), loadSnapshots()]);
+    } catch (e) {
+      showError(e);
+    }
+  }, 5000);
+}
+
 async function main() {
   tabs();
   document.getElementById("token-button").addEventListener("click", () => askToken().then((ok) => ok && main()));
@@ -365,6 +392,7 @@ async function main() {
     }
     showError(null);
     document.body.dataset.ready = "true";
+    watch();
   } catch (e) {
     showError(e);
     document.body.dataset.ready = "error";

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,49 @@ paths:
 	if !strings.Contains(status, "slurm (24 nodes not covered)") {
 		t.Errorf("status line %q, want the slurm engine with its 24 uncovered nodes\n%s", status, serveOut.String())
 	}
+}
+
+// TestWebViewLive: with the page open, a discovery of a larger fabric
+// shows its snapshot and node count, and a shrink held back by the guard
+// shows its banner, without a reload (the page polls GET /v1/status).
+func TestWebViewLive(t *testing.T) {
+	t.Parallel()
+	ctx := browser.Start(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "fat.yaml")
+	genModel(t, model, 64)
+	addr := freeAddr(t)
+	serveOut := serveInProcess(t, "serve", "--listen", addr, "--model", model, "--store", filepath.Join(dir, "s.db"), "--interval", "1h", "--allow-root")
+	base := "http://" + addr
+	waitRuns(t, base, 1, serveOut)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"][data-snapshot="1"]`))); err != nil {
+		t.Fatalf("load: %v\n%s", err, serveOut.String())
+	}
+	// Mark the document: a reload would lose the mark.
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`)); err != nil {
+		t.Fatal(err)
+	}
+	genModel(t, model, 80)
+	post(t, base+"/v1/discover", `{}`, http.StatusAccepted)
+	if err := chromedp.Do(tctx, chromedp.WaitVisible(chromedp.CSS(`body[data-snapshot="2"]`))); err != nil {
+		t.Fatalf("the new snapshot did not show: %v", err)
+	}
+	totals, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("#totals")))
+	if err != nil || !strings.Contains(totals, "80 nodes") {
+		t.Errorf("totals %q (%v), want 80 nodes", totals, err)
+	}
+	genModel(t, model, 16) // a shrink the guard holds back
+	post(t, base+"/v1/discover", `{}`, http.StatusAccepted)
+	if err := chromedp.Do(tctx, chromedp.WaitVisible(chromedp.CSS(`#pending`))); err != nil {
+		t.Fatalf("the held-back shrink did not show: %v", err)
+	}
+	banner, _ := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("#pending")))
+	still, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`window.notReloaded === true`))
+	if err != nil || !still {
+		t.Errorf("the page was reloaded (%v)", err)
+	}
+	t.Logf("live: totals %q; banner %q", totals, banner)
+	screenshot(tctx, t, "live-pending.png")
 }
