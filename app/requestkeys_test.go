@@ -31,7 +31,7 @@ var capabilities = []string{
 	"password", "passwordFile", "token", "tokenFile", "username", "auth",
 	"kubeconfig", "context", "reconfigure", "mode", "namespace", "configMap",
 	"sources", "snapshot", "reports", "tenancy", "project", "organization", "workspaceId",
-	"tokenURL", "metadataURL", "path",
+	"tokenURL", "metadataURL", "path", "file",
 }
 
 // capabilitySuffixes mark a key as a capability by its name, so that a key

@@ -63,11 +63,11 @@ func specFields(t reflect.Type, all bool, s *ParamSpec) {
 		if name == "-" {
 			continue
 		}
-		req := all || f.Tag.Get("request") == "true"
 		if strings.Contains(opts, "inline") {
-			specFields(f.Type, req, s)
+			specFields(f.Type, all || f.Tag.Get("request") == "true", s)
 			continue
 		}
+		req := isRequestKey(f, all)
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
@@ -82,6 +82,18 @@ func specFields(t reflect.Type, all bool, s *ParamSpec) {
 			s.RequestKeys = append(s.RequestKeys, name)
 		}
 	}
+}
+
+// isRequestKey reports whether the key of field f may be set by a REST
+// request: tagged request:"true", or under an inline struct so tagged
+// (all); never a command (type Command), whatever its tags say. A key
+// with a path tag may be one (a sim model under paths.read): Paths.Check
+// keeps what it names below the operator's roots.
+func isRequestKey(f reflect.StructField, all bool) bool {
+	if f.Type == reflect.TypeFor[Command]() {
+		return false
+	}
+	return all || f.Tag.Get("request") == "true"
 }
 
 // Allows reports whether a request may set key.

@@ -141,8 +141,8 @@ func (w walker) structProps(t reflect.Type, v reflect.Value, all bool, props Sch
 		if v.IsValid() {
 			fv = v.Field(i)
 		}
-		req := all || f.Tag.Get("request") == "true"
 		if strings.Contains(opts, "inline") {
+			req := all || f.Tag.Get("request") == "true"
 			ft, iv := f.Type, fv
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
@@ -172,7 +172,7 @@ func (w walker) structProps(t reflect.Type, v reflect.Value, all bool, props Sch
 		if doc := FieldDoc(t, f.Name); doc != "" {
 			s["description"] = doc
 		}
-		if req {
+		if isRequestKey(f, all) {
 			s[KeyRequest] = true
 		}
 		if mode := f.Tag.Get("path"); mode != "" {

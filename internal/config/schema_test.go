@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// SchemaConn is an inline section of schemaSample.
+// SchemaConn is an inline section of schemaSample, all of whose keys a
+// request may set, except Hook: a command never is a request key.
 type SchemaConn struct {
-	URL     string        `yaml:"url"`
+	Zone    string        `yaml:"zone"`
 	Timeout time.Duration `yaml:"timeout"`
+	Hook    Command       `yaml:"hook"`
 }
 
 type schemaTree struct {
@@ -50,8 +52,9 @@ func TestSchemaOf(t *testing.T) {
 		key, kw string
 		val     any
 	}{
-		{"url", "type", "string"},
-		{"url", KeyRequest, true}, // an inline request:"true" struct: all its keys
+		{"zone", "type", "string"},
+		{"zone", KeyRequest, true}, // an inline request:"true" struct: all its keys...
+		{"hook", KeyRequest, nil},  // ...but a command
 		{"timeout", "default", "30s"},
 		{"timeout", "pattern", durationPattern},
 		{"mode", "enum", []any{"apply", "print"}},
@@ -106,5 +109,8 @@ func TestSchemaRequestKeysAreSpec(t *testing.T) {
 	}
 	if len(marked) != len(spec.RequestKeys) {
 		t.Errorf("schema marks %v, spec allows %v", marked, spec.RequestKeys)
+	}
+	if spec.Allows("hook") {
+		t.Error("a Command key under an inline request:\"true\" struct is a request key")
 	}
 }
