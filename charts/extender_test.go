@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 )
 
 // TestSchedulerExtender: with schedulerExtender.enabled the rendered
-// service configuration turns the extender on, and the chart's
+// service configuration turns the extender on and lets the Service's
+// DNS name through as a Host, and the chart's
 // KubeSchedulerConfiguration is accepted by the real kube-scheduler
 // 1.37.2 (it loads, validates and completes the file, builds the
 // profile with the extender, and writes the result with
@@ -43,6 +45,12 @@ func TestSchedulerExtender(t *testing.T) {
 	}
 	if ext := cfg.Placement.Extender; !ext.Enabled || len(ext.Clients) != 1 || ext.Clients[0] != "kube-scheduler" {
 		t.Errorf("rendered placement.extender %+v, want enabled with client kube-scheduler", ext)
+	}
+	// Without tokens a POST is let through for a known Host only, and the
+	// scheduler calls the Service by its DNS name (server's
+	// TestExtenderHost checks the service side).
+	if !slices.Contains(cfg.Server.Auth.AllowedHosts, "toposcope.toposcope.svc") {
+		t.Errorf("rendered server.auth.allowedHosts %v lacks the Service name the scheduler calls", cfg.Server.Auth.AllowedHosts)
 	}
 	sched := schedulerConfig(t, out)
 	dir := t.TempDir()

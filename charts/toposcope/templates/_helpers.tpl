@@ -87,6 +87,11 @@ top (listen address, store, tokens, leader election).
 {{- else -}}
 {{- $_ := set $auth "anonymous" .Values.auth.anonymous -}}
 {{- end -}}
+{{- if .Values.schedulerExtender.enabled -}}
+{{- /* kube-scheduler calls the Service by its DNS name: without tokens, a write-like POST is only let through for a known Host */ -}}
+{{- $hosts := default list $auth.allowedHosts -}}
+{{- $_ := set $auth "allowedHosts" (append $hosts (printf "%s.%s.svc" (include "toposcope.fullname" .) .Release.Namespace)) -}}
+{{- end -}}
 {{- $_ := set $server "auth" $auth -}}
 {{- $_ := set $c "server" $server -}}
 {{- $store := deepCopy (default dict $c.store) -}}
