@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -20,7 +21,7 @@ var errExtenderOff = errors.New("the scheduler extender is off: set placement.ex
 // /v1/extender/. Each body is decoded strictly (a pod inside it as
 // Kubernetes decodes pods); the answers are the extender protocol's.
 func (h *handlers) extenderRoutes(v1 *gin.RouterGroup) {
-	g := v1.Group("/extender", h.requireExtender)
+	g := v1.Group("/extender", h.requireExtender, h.releaseExtender)
 	g.POST("/filter", func(c *gin.Context) {
 		var a extender.Args
 		if !h.decodeExtender(c, &a) {
@@ -47,11 +48,24 @@ func (h *handlers) extenderRoutes(v1 *gin.RouterGroup) {
 	})
 }
 
+// errExtenderBusy refuses a call beyond placement.extender.maxConcurrent:
+// 429 with Retry-After.
+var errExtenderBusy = fmt.Errorf("%w: placement.extender.maxConcurrent extender calls are in progress", service.ErrBusy)
+
+// decodeExtender takes one of the extender's call slots (released when
+// the handler returns), then decodes the body strictly; it writes the
+// error and returns false when either fails.
 func (h *handlers) decodeExtender(c *gin.Context, v any) bool {
 	if h.Extender == nil {
 		h.fail(c, errExtenderOff)
 		return false
 	}
+	n, ok := h.extenderSlots.tryAcquire(1)
+	if !ok {
+		h.fail(c, errExtenderBusy)
+		return false
+	}
+	c.Set(extenderSlotKey, n)
 	if err := decodeStrict(c.Request.Body, v); err != nil {
 		h.fail(c, err)
 		return false
@@ -59,7 +73,22 @@ func (h *handlers) decodeExtender(c *gin.Context, v any) bool {
 	return true
 }
 
+// extenderSlotKey holds, in the gin context, the slot units a call took.
+const extenderSlotKey = "toposcope.extenderSlot"
+
+// releaseExtender frees the call's slot once the handler has answered.
+func (h *handlers) releaseExtender(c *gin.Context) {
+	c.Next()
+	if n := c.GetInt(extenderSlotKey); n > 0 {
+		h.extenderSlots.release(n)
+	}
+}
+
 func (h *handlers) answerExtender(c *gin.Context, res any, err error) {
+	if errors.Is(err, extender.ErrNodeNames) {
+		h.fail(c, &service.RequestError{Field: "NodeNames", Err: err})
+		return
+	}
 	if errors.Is(err, extender.ErrNodeObjects) || errors.Is(err, extender.ErrPod) {
 		h.fail(c, &service.RequestError{Field: "body", Err: err})
 		return

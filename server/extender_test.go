@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service/extender"
 )
 
@@ -90,7 +91,7 @@ func TestExtenderGang(t *testing.T) {
 				t.Errorf("gang a spans leaves %v, want one", leaves)
 			}
 			out := res.FailedAndUnresolvableNodes
-			if len(out) != len(names)-4 || !strings.Contains(out[names[len(names)-1]]+out[names[0]], "held elsewhere for gang team-a/a") {
+			if len(out) != len(names)-4 || !strings.Contains(out[names[len(names)-1]]+out[names[0]], "toposcope holds this pod's gang on other nodes") {
 				t.Errorf("unresolvable nodes: %d, want %d with the reason", len(out), len(names)-4)
 			}
 		} else if !slices.Equal(got, first) {
@@ -226,12 +227,15 @@ func TestExtenderBadCalls(t *testing.T) {
 	}
 }
 
-// TestExtenderAuth: with tokens, a call without one is refused unless it
-// came with a verified client certificate named in
-// placement.extender.clients; an unverified or unnamed one is refused.
+// TestExtenderAuth: with tokens, a call needs a read or write token, or
+// a verified client certificate named in placement.extender.clients
+// (without a token); an unverified or unnamed certificate, a node
+// agent's own token and a wrong token are refused.
 func TestExtenderAuth(t *testing.T) {
 	t.Parallel()
-	s := newStack(t, stackOpts{extender: true, extenderClients: []string{"kube-scheduler"}, tokens: "read:r3ad-t0ken-for-tests"})
+	secret := "an-agent-secret-of-at-least-32-characters"
+	s := newStack(t, stackOpts{extender: true, extenderClients: []string{"kube-scheduler"},
+		tokens: "read:r3ad-t0ken-for-tests\nwrite:wr1te-t0ken-for-tests", agentSecret: secret})
 	s.discover()
 	body := `{"Pod":null,"NodeNames":["gpu001"]}`
 	call := func(state *tls.ConnectionState, header ...string) int {
@@ -257,6 +261,12 @@ func TestExtenderAuth(t *testing.T) {
 	}{
 		{"no-credentials", nil, nil, 401},
 		{"token", nil, []string{"Authorization", "Bearer r3ad-t0ken-for-tests"}, 200},
+		{"write-token", nil, []string{"Authorization", "Bearer wr1te-t0ken-for-tests"}, 200},
+		// A node agent's token is good for PUT /v1/agents/<its node> only.
+		{"agent-token", nil, []string{"Authorization", "Bearer " + server.AgentToken([]byte(secret), "gpu001")}, 401},
+		{"wrong-token", nil, []string{"Authorization", "Bearer not-a-token"}, 401},
+		// A named client certificate does not rescue a wrong token.
+		{"client-cert-with-wrong-token", verified("kube-scheduler"), []string{"Authorization", "Bearer not-a-token"}, 401},
 		{"client-cert-cn", verified("kube-scheduler"), nil, 200},
 		{"client-cert-dns", verified("other", "kube-scheduler"), nil, 200},
 		{"client-cert-unnamed", verified("someone-else"), nil, 401},

@@ -69,6 +69,9 @@ type stackOpts struct {
 	// extender turns placement.extender on, with these client names.
 	extender        bool
 	extenderClients []string
+	// extenderMax and extenderHeld are maxConcurrent and maxHeld; the
+	// defaults if 0.
+	extenderMax, extenderHeld int
 }
 
 func writeModel(t testing.TB, path string, nodes int) []byte {
@@ -155,6 +158,12 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if o.extender {
 		ec := config.DefaultExtender()
 		ec.Enabled, ec.Clients = true, o.extenderClients
+		if o.extenderMax != 0 {
+			ec.MaxConcurrent = o.extenderMax
+		}
+		if o.extenderHeld != 0 {
+			ec.MaxHeld = o.extenderHeld
+		}
 		svc.Config.Placement.Extender = ec
 		ext, err = extender.New(extender.Options{Planner: svc.Placer, Config: ec, Pods: podsource.DefaultConfig(),
 			Placement: placement.DefaultConfig(), Logger: log})

@@ -11,11 +11,12 @@ import (
 // memory are at server.maxSnapshotReads: 429 with Retry-After.
 var errSnapshotReads = fmt.Errorf("%w: server.maxSnapshotReads reads of older snapshots are in progress", service.ErrBusy)
 
-// readSlots is a weighted semaphore over the reads that hold an older
-// snapshot's graph in memory (decoded from the store, and for pretty or
-// DOT answers its document too): one unit per graph. It never waits: a
-// read that does not fit is refused, so memory stays bounded by the
-// units times one graph's size whatever the clients do.
+// readSlots is a weighted semaphore over work that holds much memory: the
+// reads that hold an older snapshot's graph (decoded from the store, and
+// for pretty or DOT answers its document too), one unit per graph, and
+// the scheduler extender's calls, one unit each. It never waits: work
+// that does not fit is refused, so memory stays bounded by the units
+// times one unit's size whatever the clients do.
 type readSlots struct {
 	mu   sync.Mutex
 	free int

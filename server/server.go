@@ -80,6 +80,8 @@ type handlers struct {
 	// extenderClients are the client-certificate names let through to
 	// the extender routes without a token.
 	extenderClients []string
+	// extenderSlots bounds the extender calls served at once.
+	extenderSlots *readSlots
 }
 
 // New builds the router.
@@ -106,6 +108,7 @@ func New(d Deps) (*gin.Engine, error) {
 		Extender: d.Extender,
 	}, log: d.Logger.With("component", "http"), tokens: d.Tokens, extenderClients: svc.Config.Placement.Extender.Clients}
 	h.snapReads = newReadSlots(max(h.Config.MaxSnapshotReads, 1))
+	h.extenderSlots = newReadSlots(max(svc.Config.Placement.Extender.MaxConcurrent, 1))
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toposcope_http_request_duration_seconds",
 		Help:    "HTTP request latency by method, route template and status code.",

@@ -95,6 +95,15 @@ func (p *Placer) OccupiedHeld(held []placement.Record, extra ...string) (Occupan
 	return o, nil
 }
 
+// NodeCount is the current topology's node count (0 before the first
+// discovery).
+func (p *Placer) NodeCount() int {
+	if g := p.loop.State().Graph; g != nil {
+		return len(g.Nodes())
+	}
+	return 0
+}
+
 // Standings computes the accounts' fair-share standings of o.
 func (p *Placer) Standings(o Occupancy, cfg placement.Config) (*placement.Standings, error) {
 	return placement.ComputeIndexed(o.View.Tree, o.View.Records, o.View.Index, o.At, o.Cluster.GPUs(), cfg)

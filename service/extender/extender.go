@@ -29,6 +29,7 @@ type Planner interface {
 	PlaceWith(req placement.Request, cfg placement.Config, opts service.PlaceOptions) (*placement.Result, service.Occupancy, error)
 	OccupiedHeld(held []placement.Record, extra ...string) (service.Occupancy, error)
 	Standings(o service.Occupancy, cfg placement.Config) (*placement.Standings, error)
+	NodeCount() int
 }
 
 // ErrPod is wrapped when a pod's gang or duration cannot be read.
@@ -177,7 +178,7 @@ func (j *job) request() placement.Request {
 // Filter answers a filter call: a gang's pods keep the nodes held for
 // the gang (chosen at its first pod); other pods keep every node.
 func (e *Extender) Filter(ctx context.Context, a *Args) (*FilterResult, error) {
-	names, err := nodeNames(a)
+	names, err := e.nodeNames(a)
 	if err != nil {
 		return nil, err
 	}
@@ -198,11 +199,12 @@ func (e *Extender) Filter(ctx context.Context, a *Args) (*FilterResult, error) {
 		return &FilterResult{NodeNames: &[]string{}, FailedNodes: failed}, nil
 	}
 	// The other nodes are out for good for this pod (preempting there
-	// cannot help it: its gang is held elsewhere), with a short reason,
-	// which the answer repeats for every node.
+	// cannot help it: its gang is held elsewhere), with one short reason
+	// that names no gang: the answer repeats it for every node, and the
+	// scheduler knows the pod.
 	keep := make([]string, 0, len(h.nodes))
 	out := make(map[string]string, len(names))
-	other := "held elsewhere for gang " + j.gang
+	const other = "toposcope holds this pod's gang on other nodes"
 	for _, n := range names {
 		if h.nodes[n] > 0 {
 			keep = append(keep, n)
@@ -217,7 +219,7 @@ func (e *Extender) Filter(ctx context.Context, a *Args) (*FilterResult, error) {
 // most, others nothing; a lone GPU pod scores the nodes by fit, a node
 // that it fills exactly the most.
 func (e *Extender) Prioritize(ctx context.Context, a *Args) ([]HostPriority, error) {
-	names, err := nodeNames(a)
+	names, err := e.nodeNames(a)
 	if err != nil {
 		return nil, err
 	}
@@ -322,15 +324,34 @@ func (e *Extender) holdFor(_ context.Context, j job, names []string) (*hold, err
 	return h, nil
 }
 
-// nodeNames returns the node names of a call.
-func nodeNames(a *Args) ([]string, error) {
+// ErrNodeNames is wrapped when a call's node names cannot come from a
+// scheduler: one named twice, or more than the topology could hold.
+var ErrNodeNames = errors.New("invalid NodeNames")
+
+// nodeNames returns the node names of a call. A scheduler passes each
+// feasible node once, and its nodes are the topology's (newer ones until
+// the next discovery): twice the topology's nodes and 1,024 more are
+// refused, so that an answer, which repeats each name, stays within a
+// bound set by the cluster, not by the caller.
+func (e *Extender) nodeNames(a *Args) ([]string, error) {
 	if a.NodeNames == nil {
 		if a.Nodes != nil && a.Nodes.present {
 			return nil, ErrNodeObjects
 		}
 		return []string{}, nil
 	}
-	return *a.NodeNames, nil
+	names := *a.NodeNames
+	if limit := 2*e.opts.Planner.NodeCount() + 1024; len(names) > limit {
+		return nil, fmt.Errorf("%w: %d nodes, more than %d (twice the topology's nodes and 1,024)", ErrNodeNames, len(names), limit)
+	}
+	seen := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		if _, dup := seen[n]; dup {
+			return nil, fmt.Errorf("%w: node %q is named twice", ErrNodeNames, clip(n, 64))
+		}
+		seen[n] = struct{}{}
+	}
+	return names, nil
 }
 
 // clip cuts s to at most n bytes.
