@@ -45,17 +45,7 @@ func renderedConfig(t *testing.T, manifest string) string {
 func TestRenderedConfigIsValid(t *testing.T) {
 	h := helmtest.Require(t)
 	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: unused}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KUBECONFIG", kc)
+	t.Setenv("KUBECONFIG", unreachableKubeconfig(t))
 	for _, e := range examples(t) {
 		t.Run(e.name, func(t *testing.T) {
 			out, err := render(t, h, valuesArgs(e)...)
@@ -138,4 +128,22 @@ func TestRenderedAgentArgs(t *testing.T) {
 			t.Errorf("--%s = %q, want %q", flag, got, want)
 		}
 	}
+}
+
+// unreachableKubeconfig writes a kubeconfig that names an apiserver
+// nobody serves (127.0.0.1:1): enough for what builds clients without
+// calling them.
+func unreachableKubeconfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: unused}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

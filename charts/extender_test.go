@@ -54,17 +54,8 @@ func TestSchedulerExtender(t *testing.T) {
 	}
 	sched := schedulerConfig(t, out)
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
 	// Never contacted: --write-config-to exits before the scheduler runs.
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: unused}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := unreachableKubeconfig(t)
 	file := filepath.Join(dir, "scheduler.yaml")
 	if err := os.WriteFile(file, []byte(sched+"clientConnection:\n  kubeconfig: "+kubeconfig+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/toposcope/toposcope/testenv/browser"
 )
 
 // TestDNSRebindingInChromium: a page of an attacker's name that resolves
@@ -25,19 +22,15 @@ import (
 // (http://127.0.0.1:PORT) succeed, so the browser path itself works.
 func TestDNSRebindingInChromium(t *testing.T) {
 	t.Parallel()
-	ctx := browser.Start(t, chromedp.Flag("host-resolver-rules", "MAP rebind.attacker.example 127.0.0.1"))
-	dir := t.TempDir()
-	model := filepath.Join(dir, "fat.yaml")
+	model := filepath.Join(t.TempDir(), "fat.yaml")
 	genModel(t, model, 64)
-	addr := freeAddr(t)
-	serveOut := serveInProcess(t, "serve", "--listen", addr, "--model", model, "--store", filepath.Join(dir, "s.db"), "--interval", "1h", "--allow-root")
-	waitRuns(t, "http://"+addr, 1, serveOut)
+	tctx, base, _ := openWebView(t, []chromedp.ExecAllocatorOption{chromedp.Flag("host-resolver-rules", "MAP rebind.attacker.example 127.0.0.1")},
+		"", "--model", model, "--interval", "1h")
+	addr := strings.TrimPrefix(base, "http://")
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
 	start := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
 	writes := func(tag string) string {
 		ledger := fmt.Sprintf(`{"records":[{"account":"evil","workload":%q,"gpus":8,"nodes":["gpu001"],"start":%q}]}`, tag, start)

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/toposcope/toposcope/testenv/browser"
+	"github.com/toposcope/toposcope/testenv/proctest"
 )
 
 // TestWebViewNotPlaced: on the bundled `mixed` model, whose cpu01-cpu08
@@ -21,17 +22,7 @@ import (
 // top level beside the switches; a search for one opens the group.
 func TestWebViewNotPlaced(t *testing.T) {
 	t.Parallel()
-	ctx := browser.Start(t)
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	serveOut := serveInProcess(t, "serve", "--listen", addr, "--model", "mixed", "--store", filepath.Join(dir, "s.db"), "--interval", "1h", "--allow-root")
-	base := "http://" + addr
-	waitRuns(t, base, 1, serveOut)
-	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`))); err != nil {
-		t.Fatalf("load: %v\n%s", err, serveOut.String())
-	}
+	tctx, _, _ := openWebView(t, nil, `body[data-ready="true"]`, "--model", "mixed", "--interval", "1h")
 	count := func(js string) int {
 		t.Helper()
 		n, err := chromedp.Run(tctx, chromedp.Evaluate[int](js))
@@ -87,7 +78,6 @@ func pollUntil(ctx context.Context, cond func() bool) error {
 // line how many nodes that engine left out.
 func TestWebViewUncoveredPerEngine(t *testing.T) {
 	t.Parallel()
-	ctx := browser.Start(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	conf := fmt.Sprintf(`provider:
@@ -102,15 +92,7 @@ paths:
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	serveOut := serveInProcess(t, "serve", "--config", cfg, "--listen", addr, "--store", filepath.Join(dir, "s.db"), "--allow-root")
-	base := "http://" + addr
-	waitRuns(t, base, 1, serveOut)
-	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`))); err != nil {
-		t.Fatalf("load: %v\n%s", err, serveOut.String())
-	}
+	tctx, _, serveOut := openWebView(t, nil, `body[data-ready="true"]`, "--config", cfg)
 	status, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("#status")))
 	if err != nil {
 		t.Fatal(err)
@@ -125,19 +107,9 @@ paths:
 // shows its banner, without a reload (the page polls GET /v1/status).
 func TestWebViewLive(t *testing.T) {
 	t.Parallel()
-	ctx := browser.Start(t)
-	dir := t.TempDir()
-	model := filepath.Join(dir, "fat.yaml")
+	model := filepath.Join(t.TempDir(), "fat.yaml")
 	genModel(t, model, 64)
-	addr := freeAddr(t)
-	serveOut := serveInProcess(t, "serve", "--listen", addr, "--model", model, "--store", filepath.Join(dir, "s.db"), "--interval", "1h", "--allow-root")
-	base := "http://" + addr
-	waitRuns(t, base, 1, serveOut)
-	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"][data-snapshot="1"]`))); err != nil {
-		t.Fatalf("load: %v\n%s", err, serveOut.String())
-	}
+	tctx, base, _ := openWebView(t, nil, `body[data-ready="true"][data-snapshot="1"]`, "--model", model, "--interval", "1h")
 	// Mark the document: a reload would lose the mark.
 	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`)); err != nil {
 		t.Fatal(err)
@@ -163,4 +135,28 @@ func TestWebViewLive(t *testing.T) {
 	}
 	t.Logf("live: totals %q; banner %q", totals, banner)
 	screenshot(tctx, t, "live-pending.png")
+}
+
+// openWebView serves toposcope in-process with args (its own --listen,
+// --store and --allow-root added), waits for the first discovery, starts
+// headless Chromium (with opts) and, unless ready is "", opens the web
+// view and waits until the CSS selector ready matches. It returns a
+// context of the page with a 2-minute budget, the service's URL and its
+// log.
+func openWebView(t *testing.T, opts []chromedp.ExecAllocatorOption, ready string, args ...string) (context.Context, string, *proctest.Output) {
+	t.Helper()
+	ctx := browser.Start(t, opts...)
+	addr := freeAddr(t)
+	out := serveInProcess(t, append(append([]string{"serve"}, args...),
+		"--listen", addr, "--store", filepath.Join(t.TempDir(), "s.db"), "--allow-root")...)
+	base := "http://" + addr
+	waitRuns(t, base, 1, out)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	if ready != "" {
+		if err := chromedp.Do(tctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(ready))); err != nil {
+			t.Fatalf("load the web view: %v\n%s", err, out.String())
+		}
+	}
+	return tctx, base, out
 }
