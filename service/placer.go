@@ -60,11 +60,17 @@ func (p *Placer) Occupied(extra ...string) (Occupancy, error) {
 	return p.OccupiedHeld(nil, extra...)
 }
 
-// OccupiedHeld is Occupied with held records occupying GPUs beside the
-// ledger's: placements promised but not bound yet (the scheduler
-// extender's held gangs). They count for occupancy only, not in the
-// standings; one that no longer fits is left out and named in Ignored.
-func (p *Placer) OccupiedHeld(held []placement.Record, extra ...string) (Occupancy, error) {
+// Held returns the records held beside the ledger's, given the ledger's
+// records and the instant they are applied at: placements promised but
+// not bound yet (the scheduler extender's held gangs, less what their
+// pods already hold in the ledger).
+type Held func(ledger []placement.Record, at time.Time) []placement.Record
+
+// OccupiedHeld is Occupied with the records held (nil for none)
+// occupying GPUs beside the ledger's, in one pass. They count for
+// occupancy only, not in the standings; one that no longer fits is left
+// out and named in Ignored.
+func (p *Placer) OccupiedHeld(held Held, extra ...string) (Occupancy, error) {
 	st := p.loop.State()
 	if st.Graph == nil {
 		return Occupancy{}, ErrNoTopology
@@ -79,8 +85,10 @@ func (p *Placer) OccupiedHeld(held []placement.Record, extra ...string) (Occupan
 		return Occupancy{}, err
 	}
 	recs := view.Records
-	if len(held) > 0 {
-		recs = append(slices.Clip(recs), held...)
+	if held != nil {
+		if h := held(view.Records, o.At); len(h) > 0 {
+			recs = append(slices.Clip(recs), h...)
+		}
 	}
 	if o.Cluster, o.OccupyErr = base.Occupy(recs, o.At); o.OccupyErr != nil {
 		// A record stored before the topology changed (or before records
@@ -119,8 +127,9 @@ func (p *Placer) Place(req placement.Request, cfg placement.Config) (*placement.
 
 // PlaceOptions narrow a placement beyond the ledger.
 type PlaceOptions struct {
-	// Held records occupy GPUs beside the ledger's (OccupiedHeld).
-	Held []placement.Record
+	// Held gives the records that occupy GPUs beside the ledger's
+	// (OccupiedHeld); nil for none.
+	Held Held
 	// Only, when set, is the nodes the placement may take (those a
 	// scheduler's own filters left); others are unavailable.
 	Only func(node string) bool

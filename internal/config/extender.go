@@ -36,7 +36,7 @@ type Extender struct {
 	// MaxConcurrent bounds the extender calls served at once (default
 	// 4); beyond it a call is refused with 429 and Retry-After at once,
 	// before its body is read, so that the memory of concurrent calls
-	// (a gang placed on 100,000 nodes takes about 95 MB) stays bounded.
+	// (a gang placed on 100,000 nodes takes about 90 MB) stays bounded.
 	// kube-scheduler calls one at a time per scheduler.
 	MaxConcurrent int `yaml:"maxConcurrent"`
 	// Clients are the client-certificate names (subject common name or a

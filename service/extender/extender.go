@@ -27,7 +27,7 @@ import (
 // occupancy with held records (service.Placer).
 type Planner interface {
 	PlaceWith(req placement.Request, cfg placement.Config, opts service.PlaceOptions) (*placement.Result, service.Occupancy, error)
-	OccupiedHeld(held []placement.Record, extra ...string) (service.Occupancy, error)
+	OccupiedHeld(held service.Held, extra ...string) (service.Occupancy, error)
 	Standings(o service.Occupancy, cfg placement.Config) (*placement.Standings, error)
 	NodeCount() int
 }
@@ -265,20 +265,20 @@ func fitScore(occ placement.Occupancy, known bool, gpus int) int64 {
 	return max(1, MaxScore-int64((slack*MaxScore+occ.GPUs-1)/occ.GPUs))
 }
 
-// occupied is the ledger's occupancy plus every hold.
+// occupied is the ledger's occupancy plus every hold, in one pass.
 func (e *Extender) occupied(extra ...string) (service.Occupancy, error) {
-	view, err := e.opts.Planner.OccupiedHeld(nil, extra...)
-	if err != nil {
-		return view, err
+	return e.opts.Planner.OccupiedHeld(e.heldExcept(""), extra...)
+}
+
+// heldExcept returns the records of every hold but except's, computed
+// from the ledger the occupancy is built on (holds whose pods are all
+// bound there are released).
+func (e *Extender) heldExcept(except string) service.Held {
+	return func(ledger []placement.Record, at time.Time) []placement.Record {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.held.records(boundPods(ledger, at), except, at)
 	}
-	now := e.opts.Now()
-	e.mu.Lock()
-	held := e.held.records(boundPods(view.View.Records, now), "", now)
-	e.mu.Unlock()
-	if len(held) == 0 {
-		return view, nil
-	}
-	return e.opts.Planner.OccupiedHeld(held, extra...)
 }
 
 // holdFor returns the hold of j's gang, placing the gang on names (the
@@ -293,11 +293,9 @@ func (e *Extender) holdFor(_ context.Context, j job, names []string) (*hold, err
 		}
 		return h, nil
 	}
-	o, err := e.opts.Planner.OccupiedHeld(nil, j.account)
-	if err != nil {
-		return nil, err
+	held := func(ledger []placement.Record, at time.Time) []placement.Record { // e.mu is held
+		return e.held.records(boundPods(ledger, at), j.gang, at)
 	}
-	held := e.held.records(boundPods(o.View.Records, now), j.gang, now)
 	only := make(map[string]bool, len(names))
 	for _, n := range names {
 		only[n] = true
