@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -21,66 +22,39 @@ var errExtenderOff = errors.New("the scheduler extender is off: set placement.ex
 // /v1/extender/. Each body is decoded strictly (a pod inside it as
 // Kubernetes decodes pods); the answers are the extender protocol's.
 func (h *handlers) extenderRoutes(v1 *gin.RouterGroup) {
-	g := v1.Group("/extender", h.requireExtender, h.releaseExtender)
-	g.POST("/filter", func(c *gin.Context) {
-		var a extender.Args
-		if !h.decodeExtender(c, &a) {
-			return
-		}
-		res, err := h.Extender.Filter(c.Request.Context(), &a)
-		h.answerExtender(c, res, err)
-	})
-	g.POST("/prioritize", func(c *gin.Context) {
-		var a extender.Args
-		if !h.decodeExtender(c, &a) {
-			return
-		}
-		res, err := h.Extender.Prioritize(c.Request.Context(), &a)
-		h.answerExtender(c, res, err)
-	})
-	g.POST("/preempt", func(c *gin.Context) {
-		var a extender.PreemptionArgs
-		if !h.decodeExtender(c, &a) {
-			return
-		}
-		res, err := h.Extender.Preempt(c.Request.Context(), &a)
-		h.answerExtender(c, res, err)
-	})
+	g := v1.Group("/extender", h.requireExtender)
+	g.POST("/filter", extenderVerb(h, (*extender.Extender).Filter))
+	g.POST("/prioritize", extenderVerb(h, (*extender.Extender).Prioritize))
+	g.POST("/preempt", extenderVerb(h, (*extender.Extender).Preempt))
 }
 
 // errExtenderBusy refuses a call beyond placement.extender.maxConcurrent:
 // 429 with Retry-After.
 var errExtenderBusy = fmt.Errorf("%w: placement.extender.maxConcurrent extender calls are in progress", service.ErrBusy)
 
-// decodeExtender takes one of the extender's call slots (released when
-// the handler returns), then decodes the body strictly; it writes the
-// error and returns false when either fails.
-func (h *handlers) decodeExtender(c *gin.Context, v any) bool {
-	if h.Extender == nil {
-		h.fail(c, errExtenderOff)
-		return false
-	}
-	n, ok := h.extenderSlots.tryAcquire(1)
-	if !ok {
-		h.fail(c, errExtenderBusy)
-		return false
-	}
-	c.Set(extenderSlotKey, n)
-	if err := decodeStrict(c.Request.Body, v); err != nil {
-		h.fail(c, err)
-		return false
-	}
-	return true
-}
-
-// extenderSlotKey holds, in the gin context, the slot units a call took.
-const extenderSlotKey = "toposcope.extenderSlot"
-
-// releaseExtender frees the call's slot once the handler has answered.
-func (h *handlers) releaseExtender(c *gin.Context) {
-	c.Next()
-	if n := c.GetInt(extenderSlotKey); n > 0 {
-		h.extenderSlots.release(n)
+// extenderVerb serves one verb: 404 while the extender is off; else it
+// takes one of the extender's call slots (429 when none is free, before
+// the body is read) for the whole call, decodes the body strictly into
+// an A and answers what the extender's verb returns.
+func extenderVerb[A, R any](h *handlers, verb func(*extender.Extender, context.Context, *A) (R, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if h.Extender == nil {
+			h.fail(c, errExtenderOff)
+			return
+		}
+		n, ok := h.extenderSlots.tryAcquire(1)
+		if !ok {
+			h.fail(c, errExtenderBusy)
+			return
+		}
+		defer h.extenderSlots.release(n)
+		var a A
+		if err := decodeStrict(c.Request.Body, &a); err != nil {
+			h.fail(c, err)
+			return
+		}
+		res, err := verb(h.Extender, c.Request.Context(), &a)
+		h.answerExtender(c, res, err)
 	}
 }
 
