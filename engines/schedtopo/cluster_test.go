@@ -133,6 +133,21 @@ func TestTopologyObjects(t *testing.T) {
 			if err != nil || res.Unchanged != 1 || counter.Stats().Writes != 0 {
 				t.Errorf("rerun after the depth change: %v, %s, %+v", err, res.Summary(), counter.Stats())
 			}
+
+			// The operator deletes the old object, as the warning says: the
+			// engine stays on the new one, writes nothing and warns no more
+			// (it once created the old name again, with the new levels).
+			if err := c.Dynamic().Resource(gvr).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			counter.Reset()
+			res, err = e.Apply(ctx, g2, kube.ApplyOptions{})
+			if err != nil || res.Unchanged != 1 || len(res.Warnings) != 0 || counter.Stats().Writes != 0 {
+				t.Errorf("rerun after the old object was deleted: %v, %s, warnings %v, %+v", err, res.Summary(), res.Warnings, counter.Stats())
+			}
+			if _, err := c.Dynamic().Resource(gvr).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the deleted object %s came back: %v", name, err)
+			}
 		})
 	}
 }

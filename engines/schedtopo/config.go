@@ -64,6 +64,14 @@ type Config struct {
 	// labels, below the tiers (default false; when domains cut across
 	// leaves, publish them in a second object with fabricLevels: false).
 	AcceleratorLevels bool `yaml:"acceleratorLevels" request:"true"`
+	// ManageFlavors (kueue only, default false) lets the engine move
+	// Kueue onto a new Topology when the levels change: every
+	// ResourceFlavor naming an older Topology of this engine is recreated
+	// under its own name with spec.topologyName set to the new one, once
+	// no admitted Workload uses it (until then a warning names them), and
+	// the older Topology is then deleted. Needs the rules of
+	// charts/toposcope/rbac/kueue-flavors.yaml.
+	ManageFlavors bool `yaml:"manageFlavors"`
 
 	sched Scheduler // set by DefaultConfig
 }
@@ -104,6 +112,9 @@ func (c *Config) Validate() error {
 	}
 	if !c.FabricLevels && !c.AcceleratorLevels {
 		errs = append(errs, config.Errorf("fabricLevels", "fabricLevels and acceleratorLevels are both false: there is nothing to publish"))
+	}
+	if c.ManageFlavors && s.Engine != Kueue.Engine {
+		errs = append(errs, config.Errorf("manageFlavors", "only the kueue engine has ResourceFlavors to manage"))
 	}
 	keys := c.Keys()
 	if c.AcceleratorLevels && keys.Domain == "" {

@@ -9,8 +9,9 @@
 // reports the change as a warning and creates a new object named
 // <name>-<hash of the levels>, which workloads (KAI) must then be pointed
 // at, or which a new ResourceFlavor must name in place of the old one in
-// the ClusterQueues (Kueue refuses to change a flavor's topologyName). See
-// docs/kubernetes.md.
+// the ClusterQueues (Kueue refuses to change a flavor's topologyName).
+// With ManageFlavors the kueue engine recreates those flavors itself once
+// no admitted Workload uses them (flavors.go). See docs/kubernetes.md.
 package schedtopo
 
 import (
@@ -181,7 +182,9 @@ func altName(name string, levels []string) string {
 // Apply creates the Topology object when it is missing and leaves it when
 // its levels are already right. When an object of that name holds other
 // levels (which are immutable), it warns and creates <name>-<hash> with
-// the new levels instead, so nothing fails silently.
+// the new levels instead, so nothing fails silently. With ManageFlavors
+// it then moves Kueue's ResourceFlavors onto the current object (see
+// moveFlavors).
 func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) (*kube.Result, error) {
 	if e.dyn == nil {
 		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", e.sched.Engine)
@@ -192,47 +195,86 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	}
 	res := &kube.Result{Engine: e.sched.Engine, DryRun: opts.DryRun, Warnings: warnings}
 	ri := e.dyn.Resource(e.sched.resource(e.cfg.APIVersion))
-	name := e.cfg.Name
-	for attempt := 0; ; attempt++ {
-		cur, err := ri.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if err != nil {
-			return res, fmt.Errorf("%s: get Topology %s: %w", e.sched.Engine, name, err)
-		}
-		have := levelsOf(cur)
-		if slices.Equal(have, levels) {
-			if name != e.cfg.Name {
-				res.Warnings = append(res.Warnings, e.staleWarning(name, levels))
-			}
-			res.Unchanged++
-			return res, nil
-		}
-		if attempt > 0 {
-			return res, fmt.Errorf("%s: Topology %s has levels %v, want %v: %w", e.sched.Engine, name, have, levels, kube.ErrWrite)
-		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("Topology %s has levels %v but the fabric now needs %v; levels are immutable, so toposcope uses Topology %s instead",
-			name, have, levels, altName(e.cfg.Name, levels)))
-		name = altName(e.cfg.Name, levels)
+	name, create, err := e.current(ctx, ri, levels, res)
+	if err != nil {
+		return res, err
 	}
-	if name != e.cfg.Name {
-		res.Warnings = append(res.Warnings, e.staleWarning(name, levels))
+	if create {
+		res.Changes = append(res.Changes, kube.Change{Kind: "Topology", Name: name, Op: "create",
+			Set: map[string]string{"levels": strings.Join(levels, ",")}, Note: e.sched.Group + "/" + e.cfg.APIVersion})
+		res.Changed++
+	} else {
+		res.Unchanged++
 	}
-	res.Changes = append(res.Changes, kube.Change{Kind: "Topology", Name: name, Op: "create",
-		Set: map[string]string{"levels": strings.Join(levels, ",")}, Note: e.sched.Group + "/" + e.cfg.APIVersion})
-	res.Changed++
+	var plan *flavorPlan
+	if e.cfg.ManageFlavors {
+		if plan, err = e.planFlavors(ctx, name, levels, res); err != nil {
+			return res, err
+		}
+	}
+	if res.Changed == 0 {
+		return res, nil
+	}
 	if err := kube.CheckGuard(ctx, g, res, opts); err != nil {
 		return res, err
 	}
 	if opts.DryRun {
 		return res, nil
 	}
-	if _, err := ri.Create(ctx, e.object(name, levels), metav1.CreateOptions{FieldManager: kubeclient.FieldManager}); err != nil {
-		res.Changed--
-		return res, fmt.Errorf("%s: create Topology %s: %w: %w", e.sched.Engine, name, kube.ErrWrite, err)
+	if create {
+		if _, err := ri.Create(ctx, e.object(name, levels), metav1.CreateOptions{FieldManager: kubeclient.FieldManager}); err != nil {
+			res.Changed--
+			return res, fmt.Errorf("%s: create Topology %s: %w: %w", e.sched.Engine, name, kube.ErrWrite, err)
+		}
+	}
+	if plan != nil {
+		return res, e.moveFlavors(ctx, plan, res)
 	}
 	return res, nil
+}
+
+// current finds the Topology that holds levels: the configured name, or
+// <name>-<hash> when the configured object holds other levels (warned
+// about in res) or is gone while <name>-<hash> is there (after an
+// operator, or ManageFlavors, deleted the old object). create is true
+// when that object does not exist yet.
+func (e *Engine) current(ctx context.Context, ri dynamic.ResourceInterface, levels []string, res *kube.Result) (name string, create bool, err error) {
+	alt := altName(e.cfg.Name, levels)
+	cur, err := ri.Get(ctx, e.cfg.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		o, err := ri.Get(ctx, alt, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return e.cfg.Name, true, nil
+		case err != nil:
+			return "", false, fmt.Errorf("%s: get Topology %s: %w", e.sched.Engine, alt, err)
+		case slices.Equal(levelsOf(o), levels):
+			return alt, false, nil
+		}
+		return e.cfg.Name, true, nil
+	case err != nil:
+		return "", false, fmt.Errorf("%s: get Topology %s: %w", e.sched.Engine, e.cfg.Name, err)
+	}
+	have := levelsOf(cur)
+	if slices.Equal(have, levels) {
+		return e.cfg.Name, false, nil
+	}
+	res.Warnings = append(res.Warnings, fmt.Sprintf("Topology %s has levels %v but the fabric now needs %v; levels are immutable, so toposcope uses Topology %s instead",
+		e.cfg.Name, have, levels, alt))
+	if !e.cfg.ManageFlavors {
+		res.Warnings = append(res.Warnings, e.staleWarning(alt, levels))
+	}
+	o, err := ri.Get(ctx, alt, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return alt, true, nil
+	case err != nil:
+		return "", false, fmt.Errorf("%s: get Topology %s: %w", e.sched.Engine, alt, err)
+	case !slices.Equal(levelsOf(o), levels):
+		return "", false, fmt.Errorf("%s: Topology %s has levels %v, want %v: %w", e.sched.Engine, alt, levelsOf(o), levels, kube.ErrWrite)
+	}
+	return alt, false, nil
 }
 
 // staleWarning tells the operator how to move the scheduler onto the new

@@ -155,6 +155,7 @@ func TestConfig(t *testing.T) {
 		{schedtopo.NewKueueFactory(), "mode: print\nfabricLevels: false", "params.fabricLevels"},
 		{schedtopo.NewKueueFactory(), "mode: print\nacceleratorLevels: true\ndomainLabel: '-'", "params.acceleratorLevels"},
 		{schedtopo.NewKAIFactory(), "mode: print\ntierLabels: [kubernetes.io/hostname]", "params.tierLabels[0]"},
+		{schedtopo.NewKAIFactory(), "mode: print\nmanageFlavors: true", "params.manageFlavors"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.f.Name+" "+tt.field, func(t *testing.T) {

@@ -145,6 +145,9 @@ by resourceName.
 {{- $p := default dict $e.params -}}
 {{- if has (toString $e.name) (list "k8s-labels" "kueue" "kai" "kueue-budgets") -}}
 {{- $needs = append $needs (dict "file" $e.name) -}}
+{{- if and (eq (toString $e.name) "kueue") $p.manageFlavors -}}
+{{- $needs = append $needs (dict "file" "kueue-flavors") -}}
+{{- end -}}
 {{- else if eq (toString $e.name) "nfd" -}}
 {{- $needs = append $needs (dict "file" "nfd" "namespace" (default "node-feature-discovery" $p.namespace)) -}}
 {{- else if eq (toString $e.name) "volcano" -}}
