@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
@@ -49,24 +50,8 @@ func TestManagedFlavors(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter := kubetest.NewCounter()
-	cfg := schedtopo.DefaultConfig(schedtopo.Kueue)
-	cfg.Name, cfg.ManageFlavors = s.topo, true
-	clients, err := kubeclient.NewClients(counter.Instrument(cfg.Tune(rc)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := schedtopo.New(cfg, clients.Dynamic, engines.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	grown, err := consumertest.NewFabricModel(s.f.Prefix, "testdata/three-tier.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := grown.Publish(ctx, s.c); err != nil {
-		t.Fatal(err)
-	}
+	e := managedEngine(t, s, counter.Instrument(rc))
+	grown := grow(t, s)
 	flavors := dyn.Resource(consumertest.KueueResource("resourceflavors"))
 	before, err := flavors.Get(ctx, s.q.Flavor, metav1.GetOptions{})
 	if err != nil {
@@ -99,15 +84,8 @@ func TestManagedFlavors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := func(r *kube.Result) []string {
-		var out []string
-		for _, c := range r.Changes {
-			out = append(out, c.Op+" "+c.Kind+" "+c.Name)
-		}
-		return out
-	}
 	want := []string{"recreate ResourceFlavor " + s.q.Flavor, "delete Topology " + s.topo}
-	if got := ops(plan); !slices.Equal(got, want) {
+	if got := changes(plan); !slices.Equal(got, want) {
 		t.Errorf("dry run after the gang finished: %v, want %v (warnings %v)", got, want, plan.Warnings)
 	}
 	if f := flavorState(t, flavors, s.q.Flavor); f.uid != string(before.GetUID()) {
@@ -117,7 +95,7 @@ func TestManagedFlavors(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, kueueLog(s.c))
 	}
-	if got := ops(res); !slices.Equal(got, want) || len(res.Warnings) != 1 {
+	if got := changes(res); !slices.Equal(got, want) || len(res.Warnings) != 1 {
 		t.Errorf("after the gang finished: %v, warnings %v; want %v and the one level warning", got, res.Warnings, want)
 	}
 	after := flavorState(t, flavors, s.q.Flavor)
@@ -165,6 +143,46 @@ func TestManagedFlavors(t *testing.T) {
 	if unused := rules.Unused(append(used, counter.Accesses()...)); len(unused) > 0 {
 		t.Errorf("kueue.yaml + kueue-flavors.yaml grant permissions the engine never used: %v", unused)
 	}
+}
+
+// grow publishes the labels of s's fabric grown by a core tier
+// (testdata/three-tier.yaml) and returns it.
+func grow(t *testing.T, s setup) *consumertest.Fabric {
+	t.Helper()
+	grown, err := consumertest.NewFabricModel(s.f.Prefix, "testdata/three-tier.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := grown.Publish(t.Context(), s.c); err != nil {
+		t.Fatal(err)
+	}
+	return grown
+}
+
+// managedEngine is the kueue engine for s's Topology with manageFlavors
+// on, talking through rc.
+func managedEngine(t *testing.T, s setup, rc *rest.Config) *schedtopo.Engine {
+	t.Helper()
+	cfg := schedtopo.DefaultConfig(schedtopo.Kueue)
+	cfg.Name, cfg.ManageFlavors = s.topo, true
+	clients, err := kubeclient.NewClients(cfg.Tune(rc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := schedtopo.New(cfg, clients.Dynamic, engines.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// changes lists a publish's changes as "op kind name".
+func changes(r *kube.Result) []string {
+	var out []string
+	for _, c := range r.Changes {
+		out = append(out, c.Op+" "+c.Kind+" "+c.Name)
+	}
+	return out
 }
 
 // flavor is what the test checks of a ResourceFlavor.
@@ -254,32 +272,13 @@ func TestManagedFlavorsLeave(t *testing.T) {
 	})
 	foreign := mk(s.f.Prefix+"-foreign", foreignTopo)
 
-	grown, err := consumertest.NewFabricModel(s.f.Prefix, "testdata/three-tier.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := grown.Publish(ctx, s.c); err != nil {
-		t.Fatal(err)
-	}
-	cfg := schedtopo.DefaultConfig(schedtopo.Kueue)
-	cfg.Name, cfg.ManageFlavors = s.topo, true
-	clients, err := kubeclient.NewClients(s.c.AdminConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := schedtopo.New(cfg, clients.Dynamic, engines.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Apply(ctx, grown.Graph, kube.ApplyOptions{})
+	grown := grow(t, s)
+	res, err := managedEngine(t, s, s.c.AdminConfig()).Apply(ctx, grown.Graph, kube.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	newTopo := res.Changes[0].Name
-	var ops []string
-	for _, c := range res.Changes {
-		ops = append(ops, c.Op+" "+c.Kind+" "+c.Name)
-	}
+	ops := changes(res)
 	want := []string{"create Topology " + newTopo, "recreate ResourceFlavor " + s.q.Flavor}
 	if !slices.Equal(ops, want) {
 		t.Errorf("changes %v, want %v (the old Topology kept: the held flavor names it)", ops, want)

@@ -34,13 +34,7 @@ func TestLevelChange(t *testing.T) {
 	rack := s.levels[len(s.levels)-2]
 	s.submit(t, "before", 2, consumertest.TopologyRequest{Required: rack}, true)
 
-	grown, err := consumertest.NewFabricModel(s.f.Prefix, "testdata/three-tier.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := grown.Publish(ctx, s.c); err != nil {
-		t.Fatal(err)
-	}
+	grown := grow(t, s)
 	levels, res, err := grown.PublishKueueTopology(ctx, s.c, s.topo)
 	if err != nil {
 		t.Fatal(err)
