@@ -67,6 +67,17 @@ type Coverage struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// Settler is implemented by engines whose publish can leave work that
+// only a later publish completes, when something outside the graph has
+// changed (the kueue engine's manageFlavors waits for admitted Workloads
+// to finish before it recreates a ResourceFlavor). Settled reports
+// whether the last publish left nothing to do; while it is false the
+// service publishes again at its next discovery, even when the graph is
+// unchanged.
+type Settler interface {
+	Settled() bool
+}
+
 // CoverageReporter is implemented by engines that can leave nodes out.
 type CoverageReporter interface {
 	// Coverage reports the nodes of g that the output would not cover.

@@ -258,10 +258,11 @@ func (l *Loop) setCurrent(snap *store.Snapshot, g *topology.Graph) {
 }
 
 // publish hands g to every engine in order; a failing engine does not
-// stop the others. It remembers digest when all succeeded.
-// publish publishes g through every engine. Kubernetes engines get the
-// shrink guard as an explicit option: Check for a discovery, Record (let
-// through, new baseline) when an operator accepted the graph.
+// stop the others. It remembers digest when all succeeded and settled
+// (engines.Settler), so that an unchanged graph is not published again.
+// Kubernetes engines get the shrink guard as an explicit option: Check
+// for a discovery, Record (let through, new baseline) when an operator
+// accepted the graph.
 func (l *Loop) publish(ctx context.Context, g *topology.Graph, digest string, accepted bool) []store.EngineResult {
 	out := make([]store.EngineResult, 0, len(l.engines))
 	published := l.publishDigest(digest) // before publishing: budgets may change meanwhile
@@ -276,6 +277,9 @@ func (l *Loop) publish(ctx context.Context, g *topology.Graph, digest string, ac
 			r.Error = err.Error()
 			ok = false
 			l.log.Error("publish failed", "engine", e.name, "err", err)
+		} else if st, is := e.eng.(engines.Settler); is && !st.Settled() {
+			r.Unsettled, ok = true, false
+			l.log.Info("engine left work for a later publish; the next discovery publishes again", "engine", e.name)
 		}
 		r.DurationSeconds = time.Since(start).Seconds()
 		l.deps.Metrics.published(r)

@@ -3,11 +3,18 @@ package service_test
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/app"
+	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // TestNodeTriggerRepublishes: a run started by the node watcher publishes
@@ -74,5 +81,79 @@ func TestAdopt(t *testing.T) {
 	run, err := follower.RunOnce(context.Background(), service.TriggerStartup)
 	if err != nil || run.Outcome != store.OutcomeUnchanged || len(run.Engines) != 1 {
 		t.Fatalf("first run after adopting: %+v, %v", run, err)
+	}
+}
+
+// settlingEngine settles at its settleAt-th publish (engines.Settler).
+type settlingEngine struct {
+	mu                  sync.Mutex
+	publishes, settleAt int
+}
+
+func (e *settlingEngine) Publish(context.Context, *topology.Graph) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.publishes++
+	return nil
+}
+
+func (e *settlingEngine) Settled() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.publishes >= e.settleAt
+}
+
+// TestUnsettledEngineRepublishes: while an engine reports work left for a
+// later publish (the kueue engine waiting for Workloads to finish), each
+// discovery publishes the unchanged graph again and the run says so; once
+// it has settled, an unchanged graph is not published again.
+func TestUnsettledEngineRepublishes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "")
+	defer f.store.Close()
+	modelPath := filepath.Join(t.TempDir(), "m.yaml")
+	model(t, modelPath, 32)
+	eng := &settlingEngine{settleAt: 3}
+	reg, err := plugins.New(plugins.Lists{
+		Providers: app.Providers(),
+		Engines: []engines.Factory{{Name: "settling", Summary: "test", New: func(*yaml.Node, string, engines.Deps) (engines.Engine, error) {
+			return eng, nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := config.Plugin{Name: "sim"}
+	config.SetParam(&prov.Params, "model", modelPath)
+	l, err := service.NewLoop(service.LoopDeps{
+		Registry: reg, Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
+		Provider: prov, Engines: []config.Plugin{{Name: "settling"}}, Config: config.DefaultDiscovery(),
+		Retention: config.DefaultStore().Retention,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		trigger   string
+		outcome   store.Outcome
+		engines   int
+		unsettled bool
+	}{
+		{service.TriggerStartup, store.OutcomePublished, 1, true},
+		{service.TriggerInterval, store.OutcomeUnchanged, 1, true},
+		{service.TriggerInterval, store.OutcomeUnchanged, 1, false}, // the third publish settles
+		{service.TriggerInterval, store.OutcomeUnchanged, 0, false},
+	}
+	for i, tt := range tests { // sequential: each run builds on the last
+		run, err := l.RunOnce(context.Background(), tt.trigger)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if run.Outcome != tt.outcome || len(run.Engines) != tt.engines {
+			t.Fatalf("run %d: outcome %s, %d engines; want %s, %d", i, run.Outcome, len(run.Engines), tt.outcome, tt.engines)
+		}
+		if tt.engines > 0 && run.Engines[0].Unsettled != tt.unsettled {
+			t.Errorf("run %d: unsettled = %v, want %v", i, run.Engines[0].Unsettled, tt.unsettled)
+		}
 	}
 }

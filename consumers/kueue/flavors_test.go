@@ -77,6 +77,9 @@ func TestManagedFlavors(t *testing.T) {
 	if f := flavorState(t, flavors, s.q.Flavor); f.uid != string(before.GetUID()) || f.topology != s.topo {
 		t.Errorf("flavor touched while in use: %+v", f)
 	}
+	if e.Settled() {
+		t.Error("the engine says it is settled while a flavor waits: the service would not publish again")
+	}
 
 	// The gang finishes, as its job's integration would mark it.
 	finish(t, s, "running")
@@ -97,6 +100,9 @@ func TestManagedFlavors(t *testing.T) {
 	}
 	if got := changes(res); !slices.Equal(got, want) || len(res.Warnings) != 1 {
 		t.Errorf("after the gang finished: %v, warnings %v; want %v and the one level warning", got, res.Warnings, want)
+	}
+	if !e.Settled() {
+		t.Error("the engine is not settled once the flavor moved")
 	}
 	after := flavorState(t, flavors, s.q.Flavor)
 	if after.uid == string(before.GetUID()) || after.topology != newTopo || !maps.Equal(after.nodeLabels, s.f.Selector()) {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,7 @@ var (
 	_ engines.Engine   = (*Engine)(nil)
 	_ engines.Renderer = (*Engine)(nil)
 	_ kube.Applier     = (*Engine)(nil)
+	_ engines.Settler  = (*Engine)(nil)
 )
 
 // labelManagedBy marks the objects toposcope writes.
@@ -55,6 +57,8 @@ type Engine struct {
 	keys  kube.LabelKeys
 	dyn   dynamic.Interface
 	deps  engines.Deps
+	// waiting is set by a publish that left ResourceFlavors to move.
+	waiting atomic.Bool
 }
 
 // New validates cfg (which must come from DefaultConfig) and returns an
@@ -211,6 +215,9 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 		if plan, err = e.planFlavors(ctx, name, levels, res); err != nil {
 			return res, err
 		}
+		if !opts.DryRun {
+			e.waiting.Store(plan != nil && plan.waiting)
+		}
 	}
 	if res.Changed == 0 {
 		return res, nil
@@ -276,6 +283,10 @@ func (e *Engine) current(ctx context.Context, ri dynamic.ResourceInterface, leve
 	}
 	return alt, false, nil
 }
+
+// Settled implements engines.Settler: false while the last publish left
+// a ResourceFlavor on an older Topology (manageFlavors).
+func (e *Engine) Settled() bool { return !e.waiting.Load() }
 
 // staleWarning tells the operator how to move the scheduler onto the new
 // Topology. Kueue refuses to change a ResourceFlavor's topologyName (its

@@ -28,11 +28,15 @@ const kueueInUse = "kueue.x-k8s.io/resource-in-use"
 var hashSuffix = regexp.MustCompile(`^-[0-9a-f]{16}$`)
 
 // flavorPlan is what moveFlavors writes: the ResourceFlavors to recreate
-// (as read) and the older Topologies to delete.
+// (as read) and the older Topologies to delete; waiting is set when a
+// flavor stays on an older Topology (admitted Workloads use it, another
+// finalizer holds it, or it is being deleted), so that the next discovery
+// publishes again.
 type flavorPlan struct {
 	current    string
 	recreate   []*unstructured.Unstructured
 	topologies []string
+	waiting    bool
 }
 
 // kueueResource is the GroupVersionResource of a kueue.x-k8s.io kind at
@@ -86,10 +90,10 @@ func (e *Engine) planFlavors(ctx context.Context, current string, levels []strin
 		}
 		switch other := slices.DeleteFunc(slices.Clone(f.GetFinalizers()), func(s string) bool { return s == kueueInUse }); {
 		case f.GetDeletionTimestamp() != nil:
-			named[old] = true
+			named[old], plan.waiting = true, true
 			res.Warnings = append(res.Warnings, fmt.Sprintf("ResourceFlavor %s (spec.topologyName: %s) is being deleted; toposcope leaves it", f.GetName(), old))
 		case len(other) > 0:
-			named[old] = true
+			named[old], plan.waiting = true, true
 			res.Warnings = append(res.Warnings, fmt.Sprintf("ResourceFlavor %s names Topology %s but has finalizers %v besides Kueue's; toposcope does not recreate it: replace it by hand with spec.topologyName: %s", f.GetName(), old, other, current))
 		default:
 			moving = append(moving, f)
@@ -104,7 +108,7 @@ func (e *Engine) planFlavors(ctx context.Context, current string, levels []strin
 	for _, f := range moving {
 		old, _, _ := unstructured.NestedString(f.Object, "spec", "topologyName")
 		if u := users[f.GetName()]; len(u) > 0 {
-			named[old] = true
+			named[old], plan.waiting = true, true
 			res.Warnings = append(res.Warnings, fmt.Sprintf("ResourceFlavor %s names Topology %s (levels %v), not %s (levels %v), and admitted Workloads still use it (%d: %s); toposcope recreates it once none does",
 				f.GetName(), old, levelsOf(stale[old]), current, levels, len(u), listSome(u, 5)))
 			continue

@@ -36,6 +36,9 @@ type EngineResult struct {
 	DurationSeconds float64 `json:"durationSeconds"`
 	// Uncovered counts the nodes the engine's output leaves out.
 	Uncovered int `json:"uncovered"`
+	// Unsettled is set when the publish left work that a later one
+	// completes (engines.Settler); the next discovery publishes again.
+	Unsettled bool `json:"unsettled,omitempty"`
 }
 
 // Run records one discovery (or accept) and what came of it.
