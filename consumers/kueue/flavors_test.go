@@ -166,11 +166,12 @@ func grow(t *testing.T, s setup) *consumertest.Fabric {
 }
 
 // managedEngine is the kueue engine for s's Topology with manageFlavors
-// on, talking through rc.
+// on, talking through rc, listing 2 objects a page (the package's tests
+// share the apiserver, so every list takes several pages).
 func managedEngine(t *testing.T, s setup, rc *rest.Config) *schedtopo.Engine {
 	t.Helper()
 	cfg := schedtopo.DefaultConfig(schedtopo.Kueue)
-	cfg.Name, cfg.ManageFlavors = s.topo, true
+	cfg.Name, cfg.ManageFlavors, cfg.PageSize = s.topo, true, 2
 	clients, err := kubeclient.NewClients(cfg.Tune(rc))
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,25 @@ type Objects struct {
 	PageSize int64
 }
 
+// ListEach lists every object of ri, pageSize at a time (0: all at
+// once), and hands each to fn.
+func ListEach(ctx context.Context, ri dynamic.ResourceInterface, pageSize int64, fn func(*unstructured.Unstructured)) error {
+	opts := metav1.ListOptions{Limit: pageSize}
+	for {
+		list, err := ri.List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			fn(&list.Items[i])
+		}
+		if list.GetContinue() == "" {
+			return nil
+		}
+		opts.Continue = list.GetContinue()
+	}
+}
+
 // ObjectPlan is what Objects.Plan found to write.
 type ObjectPlan struct {
 	o      Objects
@@ -60,19 +79,9 @@ func (o Objects) client() dynamic.ResourceInterface {
 func (o Objects) Plan(ctx context.Context, want []*unstructured.Unstructured, res *Result) (*ObjectPlan, error) {
 	p := &ObjectPlan{o: o}
 	have := map[string]*unstructured.Unstructured{}
-	opts := metav1.ListOptions{Limit: o.PageSize}
-	for {
-		list, err := o.client().List(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", o.Resource.Resource, err)
-		}
-		for i := range list.Items {
-			have[list.Items[i].GetName()] = &list.Items[i]
-		}
-		if list.GetContinue() == "" {
-			break
-		}
-		opts.Continue = list.GetContinue()
+	err := ListEach(ctx, o.client(), o.PageSize, func(u *unstructured.Unstructured) { have[u.GetName()] = u })
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", o.Resource.Resource, err)
 	}
 	desired := make(map[string]bool, len(want))
 	for _, w := range want {

@@ -61,33 +61,29 @@ func (e *Engine) ours(o *unstructured.Unstructured) bool {
 // publish tries again); each older Topology no flavor names any more is
 // deleted. It returns nil when there is nothing to do.
 func (e *Engine) planFlavors(ctx context.Context, current string, levels []string, res *kube.Result) (*flavorPlan, error) {
-	topos, err := e.dyn.Resource(e.kueueResource("topologies")).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: list Topologies: %w", e.sched.Engine, err)
-	}
 	stale := map[string]*unstructured.Unstructured{}
-	for i := range topos.Items {
-		t := &topos.Items[i]
+	err := e.listEach(ctx, "topologies", func(t *unstructured.Unstructured) {
 		if t.GetName() != current && e.ours(t) && !slices.Equal(levelsOf(t), levels) {
 			stale[t.GetName()] = t
 		}
+	})
+	if err != nil || len(stale) == 0 {
+		return nil, err
 	}
-	if len(stale) == 0 {
-		return nil, nil
-	}
-	flavors, err := e.dyn.Resource(e.kueueResource("resourceflavors")).List(ctx, metav1.ListOptions{})
+	var flavors []*unstructured.Unstructured
+	err = e.listEach(ctx, "resourceflavors", func(f *unstructured.Unstructured) {
+		if old, _, _ := unstructured.NestedString(f.Object, "spec", "topologyName"); stale[old] != nil {
+			flavors = append(flavors, f)
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: list ResourceFlavors: %w", e.sched.Engine, err)
+		return nil, err
 	}
 	plan := &flavorPlan{current: current}
 	named := map[string]bool{} // older Topologies a flavor still names
 	var moving []*unstructured.Unstructured
-	for i := range flavors.Items {
-		f := &flavors.Items[i]
+	for _, f := range flavors {
 		old, _, _ := unstructured.NestedString(f.Object, "spec", "topologyName")
-		if stale[old] == nil {
-			continue
-		}
 		switch other := slices.DeleteFunc(slices.Clone(f.GetFinalizers()), func(s string) bool { return s == kueueInUse }); {
 		case f.GetDeletionTimestamp() != nil:
 			named[old], plan.waiting = true, true
@@ -134,14 +130,10 @@ func (e *Engine) planFlavors(ctx context.Context, current string, levels []strin
 // that hold quota in it: status.admission is set and the Workload has not
 // finished.
 func (e *Engine) admitted(ctx context.Context) (map[string][]string, error) {
-	wls, err := e.dyn.Resource(e.kueueResource("workloads")).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: list Workloads: %w", e.sched.Engine, err)
-	}
 	users := map[string][]string{}
-	for _, wl := range wls.Items {
-		if conditionTrue(&wl, "Finished") {
-			continue
+	err := e.listEach(ctx, "workloads", func(wl *unstructured.Unstructured) {
+		if conditionTrue(wl, "Finished") {
+			return
 		}
 		psas, _, _ := unstructured.NestedSlice(wl.Object, "status", "admission", "podSetAssignments")
 		seen := map[string]bool{}
@@ -155,8 +147,17 @@ func (e *Engine) admitted(ctx context.Context) (map[string][]string, error) {
 				}
 			}
 		}
+	})
+	return users, err
+}
+
+// listEach lists every object of a kueue.x-k8s.io resource, a page of
+// the configured pageSize at a time.
+func (e *Engine) listEach(ctx context.Context, resource string, fn func(*unstructured.Unstructured)) error {
+	if err := kube.ListEach(ctx, e.dyn.Resource(e.kueueResource(resource)), e.cfg.PageSize, fn); err != nil {
+		return fmt.Errorf("%s: list %s: %w", e.sched.Engine, resource, err)
 	}
-	return users, nil
+	return nil
 }
 
 // conditionTrue reports whether o has status condition typ with status
