@@ -127,6 +127,7 @@ func TestManagedFlavors(t *testing.T) {
 	if err != nil || res.Changed != 0 || len(res.Warnings) != 0 || counter.Stats().Writes != 0 {
 		t.Errorf("rerun: %v, %s, warnings %v, %+v", err, res.Summary(), res.Warnings, counter.Stats())
 	}
+	t.Logf("a settled publish with manageFlavors: %+v", counter.Stats())
 
 	// A new gang is admitted through the same flavor name by the new levels.
 	levels, _, err := e.Levels(grown.Graph)
