@@ -46,7 +46,9 @@ type Change struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
-	// Op is "create", "update" or "patch".
+	// Op is "create", "update", "patch", "delete" or "recreate" (deleted
+	// and created again under the same name: a kueue ResourceFlavor whose
+	// spec cannot be changed).
 	Op string `json:"op"`
 	// Set are the labels or annotations (prefixed "label " or
 	// "annotation ") set to a new value; Remove are those removed.
