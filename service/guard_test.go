@@ -17,6 +17,30 @@ import (
 	"github.com/toposcope/toposcope/topology"
 )
 
+// oneEngineDeps are the loop's dependencies for discovering a 32-node
+// sim model and publishing through eng alone (engine "test").
+func oneEngineDeps(t *testing.T, f *fixture, eng engines.Engine) service.LoopDeps {
+	t.Helper()
+	modelPath := filepath.Join(t.TempDir(), "m.yaml")
+	model(t, modelPath, 32)
+	reg, err := plugins.New(plugins.Lists{
+		Providers: app.Providers(),
+		Engines: []engines.Factory{{Name: "test", Summary: "test", New: func(*yaml.Node, string, engines.Deps) (engines.Engine, error) {
+			return eng, nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := config.Plugin{Name: "sim"}
+	config.SetParam(&prov.Params, "model", modelPath)
+	return service.LoopDeps{
+		Registry: reg, Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
+		Provider: prov, Engines: []config.Plugin{{Name: "test"}}, Config: config.DefaultDiscovery(),
+		Retention: config.DefaultStore().Retention,
+	}
+}
+
 // guardedEngine records how the loop published through it.
 type guardedEngine struct {
 	mu      sync.Mutex
@@ -46,26 +70,8 @@ func TestLoopHandsGuardToKubernetesEngines(t *testing.T) {
 	t.Parallel()
 	for _, withGuard := range []bool{true, false} {
 		f := newFixture(t, "")
-		dir := t.TempDir()
-		modelPath := filepath.Join(dir, "m.yaml")
-		model(t, modelPath, 32)
 		eng := &guardedEngine{}
-		reg, err := plugins.New(plugins.Lists{
-			Providers: app.Providers(),
-			Engines: []engines.Factory{{Name: "guarded", Summary: "test", New: func(*yaml.Node, string, engines.Deps) (engines.Engine, error) {
-				return eng, nil
-			}}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		prov := config.Plugin{Name: "sim"}
-		config.SetParam(&prov.Params, "model", modelPath)
-		deps := service.LoopDeps{
-			Registry: reg, Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
-			Provider: prov, Engines: []config.Plugin{{Name: "guarded"}}, Config: config.DefaultDiscovery(),
-			Retention: config.DefaultStore().Retention,
-		}
+		deps := oneEngineDeps(t, f, eng)
 		if withGuard {
 			deps.KubeGuard = kube.NewShrinkGuard(0.1)
 		}

@@ -6,12 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/toposcope/toposcope/app"
-	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
 	"github.com/toposcope/toposcope/topology"
@@ -111,25 +106,7 @@ func TestUnsettledEngineRepublishes(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "")
 	defer f.store.Close()
-	modelPath := filepath.Join(t.TempDir(), "m.yaml")
-	model(t, modelPath, 32)
-	eng := &settlingEngine{settleAt: 3}
-	reg, err := plugins.New(plugins.Lists{
-		Providers: app.Providers(),
-		Engines: []engines.Factory{{Name: "settling", Summary: "test", New: func(*yaml.Node, string, engines.Deps) (engines.Engine, error) {
-			return eng, nil
-		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov := config.Plugin{Name: "sim"}
-	config.SetParam(&prov.Params, "model", modelPath)
-	l, err := service.NewLoop(service.LoopDeps{
-		Registry: reg, Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
-		Provider: prov, Engines: []config.Plugin{{Name: "settling"}}, Config: config.DefaultDiscovery(),
-		Retention: config.DefaultStore().Retention,
-	})
+	l, err := service.NewLoop(oneEngineDeps(t, f, &settlingEngine{settleAt: 3}))
 	if err != nil {
 		t.Fatal(err)
 	}
