@@ -31,7 +31,7 @@ var capabilities = []string{
 	"password", "passwordFile", "token", "tokenFile", "username", "auth",
 	"kubeconfig", "context", "reconfigure", "mode", "namespace", "configMap",
 	"sources", "snapshot", "reports", "tenancy", "project", "organization", "workspaceId",
-	"tokenURL", "metadataURL", "path", "file",
+	"tokenURL", "metadataURL", "path", "file", "manageFlavors",
 }
 
 // capabilitySuffixes mark a key as a capability by its name, so that a key
@@ -148,6 +148,8 @@ func TestCapabilityKeysOperatorOnly(t *testing.T) {
 		{"provider/infiniband", "command"},
 		{"provider/nvlink", "command"},
 		{"engine/slurm", "reconfigureCommand"},
+		{"engine/kueue-budgets", "kubeconfig"},
+		{"engine/kueue", "manageFlavors"}, // deletes and creates ResourceFlavors
 	} {
 		ps, ok := specs[tc.plugin]
 		switch {

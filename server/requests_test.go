@@ -110,6 +110,9 @@ func TestBadInput(t *testing.T) {
 		{"wrong param type", `{"provider":{"name":"sim"},"engine":{"name":"slurm","params":{"blockSizes":"big"}}}`, 400, "invalid_request", "engine.params"},
 		{"bad param value", `{"provider":{"name":"sim"},"engine":{"name":"slurm","params":{"plugin":"topology/ring"}}}`, 400, "invalid_request", "engine.params.plugin"},
 		{"oversized", big, 413, "body_too_large", ""},
+		// Capabilities are the operator's: a file to read, objects to delete.
+		{"kubeconfig from a request", `{"provider":{"name":"sim"},"engine":{"name":"kueue-budgets","params":{"kubeconfig":"/etc/shadow"}}}`, 403, "operator_only", "engine.params.kubeconfig"},
+		{"manageFlavors from a request", `{"provider":{"name":"sim"},"engine":{"name":"kueue","params":{"manageFlavors":true}}}`, 403, "operator_only", "engine.params.manageFlavors"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

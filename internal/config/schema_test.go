@@ -67,6 +67,7 @@ func TestSchemaOf(t *testing.T) {
 		{"ratio", "type", "number"},
 		{"enabled", "default", true},
 		{"file", KeyPath, "read"},
+		{"file", KeyRequest, nil}, // a file is the operator's to name
 		{"run", "type", []any{"array", "string"}},
 		{"labels", "additionalProperties", map[string]any{"type": "integer"}},
 		{"tree", "type", "object"},
