@@ -26,7 +26,6 @@ func TestExtenderHost(t *testing.T) {
 	open.discover()
 	withTokens := newStack(t, stackOpts{extender: true, tokens: "read:r3ad-t0ken-for-tests"})
 	withTokens.discover()
-	body := `{"Pod":null,"NodeNames":["gpu001"]}`
 	for _, tc := range []struct {
 		name  string
 		s     *stack
@@ -44,8 +43,10 @@ func TestExtenderHost(t *testing.T) {
 		if tc.token != "" {
 			hdr = append(hdr, "Authorization", "Bearer "+tc.token)
 		}
-		if w := tc.s.do("POST", "/v1/extender/filter", body, hdr...); w.Code != tc.want {
-			t.Errorf("%s: %d %s, want %d", tc.name, w.Code, w.Body, tc.want)
+		for _, route := range extenderRoutes {
+			if w := tc.s.do("POST", "/v1/extender/"+route, extenderBodies[route], hdr...); w.Code != tc.want {
+				t.Errorf("%s %s: %d %s, want %d", route, tc.name, w.Code, w.Body, tc.want)
+			}
 		}
 	}
 }
@@ -78,6 +79,8 @@ func TestExtenderSizes(t *testing.T) {
 		field             string
 	}{
 		{"body-over-limit", "filter", huge, 413, ""},
+		{"body-over-limit", "prioritize", huge, 413, ""},
+		{"body-over-limit", "preempt", huge, 413, ""},
 		{"named-twice", "filter", twice, 400, "NodeNames"},
 		{"more-than-the-topology-allows", "prioritize", tooMany, 400, "NodeNames"},
 	} {

@@ -237,9 +237,8 @@ func TestExtenderAuth(t *testing.T) {
 	s := newStack(t, stackOpts{extender: true, extenderClients: []string{"kube-scheduler"},
 		tokens: "read:r3ad-t0ken-for-tests\nwrite:wr1te-t0ken-for-tests", agentSecret: secret})
 	s.discover()
-	body := `{"Pod":null,"NodeNames":["gpu001"]}`
-	call := func(state *tls.ConnectionState, header ...string) int {
-		req := httptest.NewRequest("POST", "/v1/extender/filter", strings.NewReader(body))
+	call := func(route string, state *tls.ConnectionState, header ...string) int {
+		req := httptest.NewRequest("POST", "/v1/extender/"+route, strings.NewReader(extenderBodies[route]))
 		req.Host = "127.0.0.1:49021"
 		req.Header.Set("Content-Type", "application/json")
 		for i := 0; i+1 < len(header); i += 2 {
@@ -272,8 +271,21 @@ func TestExtenderAuth(t *testing.T) {
 		{"client-cert-unnamed", verified("someone-else"), nil, 401},
 		{"client-cert-unverified", &tls.ConnectionState{PeerCertificates: []*x509.Certificate{{Subject: pkix.Name{CommonName: "kube-scheduler"}}}}, nil, 401},
 	} {
-		if got := call(tc.state, tc.hdr...); got != tc.want {
-			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		for _, route := range extenderRoutes {
+			if got := call(route, tc.state, tc.hdr...); got != tc.want {
+				t.Errorf("%s %s: %d, want %d", route, tc.name, got, tc.want)
+			}
 		}
 	}
 }
+
+// extenderRoutes are the extender's verbs; extenderBodies a small valid
+// call of each.
+var (
+	extenderRoutes = []string{"filter", "prioritize", "preempt"}
+	extenderBodies = map[string]string{
+		"filter":     `{"Pod":null,"NodeNames":["gpu001"]}`,
+		"prioritize": `{"Pod":{"metadata":{"name":"p","uid":"u"}},"NodeNames":["gpu001"]}`,
+		"preempt":    `{"Pod":{"metadata":{"name":"p","uid":"u"}},"NodeNameToMetaVictims":{"gpu001":{"Pods":[]}}}`,
+	}
+)
