@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -163,25 +164,33 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := make(map[string]reflect.Type, t.NumField())
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
+		name, inline, ok := yamlKey(f)
+		switch {
+		case !ok:
+		case inline:
+			maps.Copy(out, yamlFields(f.Type))
+		default:
+			out[name] = f.Type
 		}
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
-		}
-		if strings.Contains(opts, "inline") {
-			for k, v := range yamlFields(f.Type) {
-				out[k] = v
-			}
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = f.Type
 	}
 	return out
+}
+
+// yamlKey is how YAML sees struct field f: its key (the lower-cased
+// field name when the tag gives none) and whether it is inlined; ok is
+// false when YAML ignores the field (unexported, or tagged "-").
+func yamlKey(f reflect.StructField) (name string, inline, ok bool) {
+	if !f.IsExported() {
+		return "", false, false
+	}
+	name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" {
+		return "", false, false
+	}
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	return name, strings.Contains(opts, "inline"), true
 }
 
 func sortedFieldNames(m map[string]reflect.Type) []string {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -56,21 +55,15 @@ func SpecOf(cfg any) ParamSpec {
 func specFields(t reflect.Type, all bool, s *ParamSpec) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		name, inline, ok := yamlKey(f)
+		if !ok {
 			continue
 		}
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
-		}
-		if strings.Contains(opts, "inline") {
+		if inline {
 			specFields(f.Type, all || f.Tag.Get("request") == "true", s)
 			continue
 		}
 		req := isRequestKey(f, all)
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
 		s.Keys = append(s.Keys, name)
 		if mode := f.Tag.Get("path"); mode != "" {
 			if s.Paths == nil {

@@ -130,18 +130,15 @@ func (w walker) schema(t reflect.Type, v reflect.Value) Schema {
 func (w walker) structProps(t reflect.Type, v reflect.Value, all bool, props Schema) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
+		name, inline, ok := yamlKey(f)
+		if !ok {
 			continue
 		}
 		var fv reflect.Value
 		if v.IsValid() {
 			fv = v.Field(i)
 		}
-		if strings.Contains(opts, "inline") {
+		if inline {
 			req := all || f.Tag.Get("request") == "true"
 			ft, iv := f.Type, fv
 			if ft.Kind() == reflect.Pointer {
@@ -154,9 +151,6 @@ func (w walker) structProps(t reflect.Type, v reflect.Value, all bool, props Sch
 			}
 			w.structProps(ft, iv, req, props)
 			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
 		}
 		s := w.schema(f.Type, fv)
 		if enum := f.Tag.Get("enum"); enum != "" {
