@@ -28,10 +28,7 @@ func TestBudgetsEnginePublishesBudgets(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "")
 	defer f.store.Close()
-	modelPath := filepath.Join(t.TempDir(), "m.yaml")
-	model(t, modelPath, 32)
-	prov := config.Plugin{Name: "sim"}
-	config.SetParam(&prov.Params, "model", modelPath)
+	prov := simPlugin(t, 32)
 	eng := config.Plugin{Name: "kueue-budgets"}
 	config.SetParam(&eng.Params, "mode", "print")
 	var budgets atomic.Pointer[placement.Budgets]
@@ -112,10 +109,7 @@ func TestPublishBudgetsShrinkGuard(t *testing.T) {
 	p := c.Prefix(t)
 	f := newFixture(t, "")
 	defer f.store.Close()
-	modelPath := filepath.Join(t.TempDir(), "m.yaml")
-	model(t, modelPath, 32)
-	prov := config.Plugin{Name: "sim"}
-	config.SetParam(&prov.Params, "model", modelPath)
+	prov := simPlugin(t, 32)
 	eng := config.Plugin{Name: "kueue-budgets"}
 	config.SetParam(&eng.Params, "kubeconfig", kubeconfig)
 	config.SetParam(&eng.Params, "root", p+"-root")

@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -21,8 +20,6 @@ import (
 // sim model and publishing through eng alone (engine "test").
 func oneEngineDeps(t *testing.T, f *fixture, eng engines.Engine) service.LoopDeps {
 	t.Helper()
-	modelPath := filepath.Join(t.TempDir(), "m.yaml")
-	model(t, modelPath, 32)
 	reg, err := plugins.New(plugins.Lists{
 		Providers: app.Providers(),
 		Engines: []engines.Factory{{Name: "test", Summary: "test", New: func(*yaml.Node, string, engines.Deps) (engines.Engine, error) {
@@ -32,11 +29,9 @@ func oneEngineDeps(t *testing.T, f *fixture, eng engines.Engine) service.LoopDep
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov := config.Plugin{Name: "sim"}
-	config.SetParam(&prov.Params, "model", modelPath)
 	return service.LoopDeps{
 		Registry: reg, Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
-		Provider: prov, Engines: []config.Plugin{{Name: "test"}}, Config: config.DefaultDiscovery(),
+		Provider: simPlugin(t, 32), Engines: []config.Plugin{{Name: "test"}}, Config: config.DefaultDiscovery(),
 		Retention: config.DefaultStore().Retention,
 	}
 }

@@ -26,6 +26,17 @@ func model(t *testing.T, path string, nodes int) {
 	}
 }
 
+// simPlugin is the sim provider on a model of nodes nodes, written to a
+// temporary file.
+func simPlugin(t *testing.T, nodes int) config.Plugin {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	model(t, path, nodes)
+	prov := config.Plugin{Name: "sim"}
+	config.SetParam(&prov.Params, "model", path)
+	return prov
+}
+
 func newLoop(t *testing.T, f *fixture, modelPath, output string, cfg config.Discovery) *service.Loop {
 	t.Helper()
 	prov := config.Plugin{Name: "sim"}
