@@ -277,7 +277,7 @@ func (e *Extender) heldExcept(except string) service.Held {
 	return func(ledger []placement.Record, at time.Time) []placement.Record {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		return e.held.records(boundPods(ledger, at), except, at)
+		return e.held.records(ledger, except, at)
 	}
 }
 
@@ -294,7 +294,7 @@ func (e *Extender) holdFor(_ context.Context, j job, names []string) (*hold, err
 		return h, nil
 	}
 	held := func(ledger []placement.Record, at time.Time) []placement.Record { // e.mu is held
-		return e.held.records(boundPods(ledger, at), j.gang, at)
+		return e.held.records(ledger, j.gang, at)
 	}
 	only := make(map[string]bool, len(names))
 	for _, n := range names {

@@ -77,9 +77,12 @@ func (hs *holds) put(h *hold, now time.Time) string {
 // records returns the GPUs the holds (but except) still promise, as held
 // ledger records: for each hold, its GPUs on each node less those its
 // members are seen holding there in the ledger. A hold whose members are
-// all bound is released. bound maps a pod UID to its running ledger
-// record.
-func (hs *holds) records(bound map[string]*placement.Record, except string, now time.Time) []placement.Record {
+// all bound is released. The ledger is read only when something is held.
+func (hs *holds) records(ledger []placement.Record, except string, now time.Time) []placement.Record {
+	if len(hs.byKey) == 0 {
+		return nil
+	}
+	bound := boundPods(ledger, now)
 	var out []placement.Record
 	for k, h := range hs.byKey {
 		if now.After(h.expires) {
