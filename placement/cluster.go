@@ -54,14 +54,20 @@ type Cluster struct {
 	off []bool
 }
 
-// Only returns c with every node for which keep is false unavailable:
-// no request may take its GPUs, free or reclaimable (the nodes a
-// scheduler's own filters left out). c is unchanged.
-func (c *Cluster) Only(keep func(node string) bool) *Cluster {
+// Only returns c with every node not named in keep unavailable: no
+// request may take its GPUs, free or reclaimable (the nodes a
+// scheduler's own filters left out). Names c does not know are ignored.
+// c is unchanged.
+func (c *Cluster) Only(keep []string) *Cluster {
 	o := *c
 	o.off = make([]bool, len(c.nodes))
-	for i := range c.nodes {
-		o.off[i] = !keep(c.nodes[i].name)
+	for i := range o.off {
+		o.off[i] = true
+	}
+	for _, n := range keep {
+		if i, ok := c.nodeIdx[n]; ok {
+			o.off[i] = false
+		}
 	}
 	return &o
 }

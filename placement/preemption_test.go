@@ -2,6 +2,8 @@ package placement
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +122,7 @@ func TestOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	keep := map[string]bool{"gpu003": true, "gpu010": true, "gpu011": true}
-	only := cl.Only(func(n string) bool { return keep[n] })
+	only := cl.Only(slices.Collect(maps.Keys(keep)))
 	res, err := Place(only, st, Request{Account: "a", Nodes: 3, GPUsPerNode: 8}, DefaultConfig())
 	if err != nil {
 		t.Fatal(err)

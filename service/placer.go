@@ -130,9 +130,9 @@ type PlaceOptions struct {
 	// Held gives the records that occupy GPUs beside the ledger's
 	// (OccupiedHeld); nil for none.
 	Held Held
-	// Only, when set, is the nodes the placement may take (those a
+	// Only, when not nil, is the nodes the placement may take (those a
 	// scheduler's own filters left); others are unavailable.
-	Only func(node string) bool
+	Only []string
 }
 
 // PlaceWith is Place with the options' held records and node limit.

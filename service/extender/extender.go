@@ -296,12 +296,8 @@ func (e *Extender) holdFor(_ context.Context, j job, names []string) (*hold, err
 	held := func(ledger []placement.Record, at time.Time) []placement.Record { // e.mu is held
 		return e.held.records(ledger, j.gang, at)
 	}
-	only := make(map[string]bool, len(names))
-	for _, n := range names {
-		only[n] = true
-	}
 	req := j.request()
-	res, _, err := e.opts.Planner.PlaceWith(req, e.opts.Placement, service.PlaceOptions{Held: held, Only: func(n string) bool { return only[n] }})
+	res, _, err := e.opts.Planner.PlaceWith(req, e.opts.Placement, service.PlaceOptions{Held: held, Only: names})
 	if err != nil {
 		return nil, fmt.Errorf("gang %s (%d pods × %d GPUs, account %s): %w", j.gang, j.size, j.gpus, j.account, err)
 	}
