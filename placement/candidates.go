@@ -204,10 +204,7 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 				extra[on.rec] += on.gpus
 			}
 			short -= h.gpus
-			lost := c.now.Sub(r.Start)
-			if r.Resumable {
-				lost = min(lost, p.cfg.CheckpointInterval) // it resumes from its last checkpoint
-			}
+			lost := p.lost(r)
 			v := Victim{Workload: r.Workload, Account: r.Account, GPUs: r.GPUs, Allocated: r.Allocated,
 				Resumable: r.Resumable, ProtectedUntil: r.ProtectedUntil(p.cfg.MinRuntimeCap), Reason: p.reason(h.rec),
 				LostGPUSeconds: float64(r.GPUs) * lost.Seconds()}

@@ -196,28 +196,64 @@ func (p *planner) ownerKey(acct string) (float64, bool) {
 	return k, !math.IsInf(k, -1)
 }
 
-// judge applies fairshare.md §9.3 to one running record of a workload
-// of gpus GPUs in all: it is eligible if it is another account's, in
-// proportion to the request, and is unallocated, has no budget, or its
-// owner's key is below the requester's key after the job.
-func (p *planner) judge(ri, gpus int) {
+// bar is what keeps a running record from being a victim under
+// fairshare.md §9.3, apart from its protected minimum runtime.
+type bar int
+
+// The bars, in the order they are checked.
+const (
+	barNone  bar = iota // eligible
+	barHeld             // held for a gang being placed
+	barOwn              // the requester's own account
+	barRatio            // out of proportion to the request
+	barOwner            // allocated work of an owner not over-served
+)
+
+// barOf applies fairshare.md §9.3 to one running record of a workload of
+// gpus GPUs in all: it is eligible (barNone) if it is another account's,
+// in proportion to the request, and is unallocated, has no budget, or its
+// owner's key is below the requester's key after the job. With barOwner
+// it also returns the owner's key.
+func (p *planner) barOf(ri, gpus int) (bar, float64) {
 	r := &p.c.records[ri]
-	if r.Account == p.req.Account || r.Held {
-		return
-	}
-	if ratio := p.cfg.MaxVictimRatio; ratio > 0 && float64(gpus) > ratio*float64(p.need) {
-		return // out of proportion to the request
+	switch {
+	case r.Held:
+		return barHeld, 0
+	case r.Account == p.req.Account:
+		return barOwn, 0
+	case p.cfg.MaxVictimRatio > 0 && float64(gpus) > p.cfg.MaxVictimRatio*float64(p.need):
+		return barRatio, 0
 	}
 	if r.Allocated {
 		if k, ok := p.ownerKey(r.Account); ok && !(p.keyAfter > k) {
-			return
+			return barOwner, k
 		}
 	}
+	return barNone, 0
+}
+
+// judge marks record ri (of a workload of gpus GPUs in all) preemptible
+// from the end of its protected minimum runtime when nothing bars it.
+func (p *planner) judge(ri, gpus int) {
+	if b, _ := p.barOf(ri, gpus); b != barNone {
+		return
+	}
+	r := &p.c.records[ri]
 	avail := r.ProtectedUntil(p.cfg.MinRuntimeCap)
 	if avail.Before(p.c.now) {
 		avail = p.c.now
 	}
 	p.avail[ri] = avail.UnixNano()
+}
+
+// lost is the work record r loses when preempted now: all it has run, or
+// since its last checkpoint when it is resumable.
+func (p *planner) lost(r *Record) time.Duration {
+	lost := p.c.now.Sub(r.Start)
+	if r.Resumable {
+		lost = min(lost, p.cfg.CheckpointInterval) // it resumes from its last checkpoint
+	}
+	return lost
 }
 
 // eligibleBy reports whether record ri may be preempted by limit.

@@ -117,11 +117,7 @@ func (p *planner) verdict(w string, recs []int, allocated bool) VictimVerdict {
 	for _, ri := range recs {
 		gpus += p.c.records[ri].GPUs
 	}
-	lost := p.c.now.Sub(r.Start)
-	if r.Resumable {
-		lost = min(lost, p.cfg.CheckpointInterval)
-	}
-	v.LostGPUSeconds = float64(gpus) * max(0, lost.Seconds())
+	v.LostGPUSeconds = float64(gpus) * max(0, p.lost(r).Seconds())
 	now := p.c.now.UnixNano()
 	if allocated && p.eligibleBy(recs[0], now) {
 		v.Allowed, v.Reason = true, p.reason(recs[0])
@@ -135,21 +131,19 @@ func (p *planner) verdict(w string, recs []int, allocated bool) VictimVerdict {
 // judge and eligibleBy).
 func (p *planner) refusal(ri int, allocated bool) string {
 	r := &p.c.records[ri]
+	b, k := p.barOf(ri, p.c.size[ri])
 	switch {
-	case r.Held:
+	case b == barHeld:
 		return "held for a gang that is being placed"
 	case !allocated:
 		return "the preemptor is unallocated work (no minimum runtime): it takes free GPUs only"
-	case r.Account == p.req.Account:
+	case b == barOwn:
 		return "the preemptor's own account"
-	case p.cfg.MaxVictimRatio > 0 && float64(p.c.size[ri]) > p.cfg.MaxVictimRatio*float64(p.need):
+	case b == barRatio:
 		return fmt.Sprintf("out of proportion: %d GPUs, more than %g × the request's %d", p.c.size[ri], p.cfg.MaxVictimRatio, p.need)
-	}
-	if r.Allocated {
-		if k, ok := p.ownerKey(r.Account); ok && !(p.keyAfter > k) {
-			return fmt.Sprintf("owner %s is not over-served: its %s key %.4g is not below the requester's %.4g after the job",
-				r.Account, p.st.Mode, k, p.keyAfter)
-		}
+	case b == barOwner:
+		return fmt.Sprintf("owner %s is not over-served: its %s key %.4g is not below the requester's %.4g after the job",
+			r.Account, p.st.Mode, k, p.keyAfter)
 	}
 	return "protected until " + r.ProtectedUntil(p.cfg.MinRuntimeCap).UTC().Format(time.RFC3339) + " (minimum runtime)"
 }
