@@ -93,20 +93,11 @@ type Result struct {
 
 // Place ranks candidate node sets for req on c, with standings st.
 func Place(c *Cluster, st *Standings, req Request, cfg Config) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	now, err := st.Of(req.Account)
+	p, now, after, err := prepare(c, st, &req, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	after, _ := st.With(req.Account, req.Total(), req.Duration, nil)
-	res := &Result{Request: req, MinRuntime: req.protected(&cfg), Standing: now, After: after}
-	res.Allocated = res.MinRuntime > 0
-	p := newPlanner(c, st, &req, &cfg, res.Allocated, after.Key)
+	res := &Result{Request: req, MinRuntime: req.protected(&cfg), Standing: now, After: after, Allocated: p.allocated}
 	for class := range classNames {
 		if class > 0 && !res.Allocated {
 			break // unallocated work takes free GPUs only
@@ -123,16 +114,36 @@ func Place(c *Cluster, st *Standings, req Request, cfg Config) (*Result, error) 
 	return res, nil
 }
 
+// prepare validates cfg and req and returns the planner of req on c with
+// standings st, and the requester's standing now and after the job.
+func prepare(c *Cluster, st *Standings, req *Request, cfg *Config) (*planner, Standing, Standing, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, Standing{}, Standing{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, Standing{}, Standing{}, err
+	}
+	now, err := st.Of(req.Account)
+	if err != nil {
+		return nil, Standing{}, Standing{}, err
+	}
+	after, _ := st.With(req.Account, req.Total(), req.Duration, nil)
+	return newPlanner(c, st, req, cfg, req.protected(cfg) > 0, after.Key), now, after, nil
+}
+
 type planner struct {
-	c        *Cluster
-	st       *Standings
-	req      *Request
-	cfg      *Config
-	need     int
-	avail    []int64 // per record: UnixNano when preemptible; 0 if not eligible
-	keyAfter float64
-	keys     map[string]float64
-	nodeCap  []int
+	// allocated is set for a request with a minimum runtime: only it
+	// may preempt.
+	allocated bool
+	c         *Cluster
+	st        *Standings
+	req       *Request
+	cfg       *Config
+	need      int
+	avail     []int64 // per record: UnixNano when preemptible; 0 if not eligible
+	keyAfter  float64
+	keys      map[string]float64
+	nodeCap   []int
 	// nodeAvail is what each node has for the job before nodeCap's cap
 	// at the request's GPUs per node: node-level best fit ranks by it.
 	nodeAvail []int
@@ -145,7 +156,7 @@ type planner struct {
 }
 
 func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated bool, keyAfter float64) *planner {
-	p := &planner{c: c, st: st, req: req, cfg: cfg, need: req.Total(), avail: make([]int64, len(c.records)),
+	p := &planner{allocated: allocated, c: c, st: st, req: req, cfg: cfg, need: req.Total(), avail: make([]int64, len(c.records)),
 		keyAfter: keyAfter, keys: map[string]float64{}, seen: map[string]bool{}, leafFree: map[int]int{}}
 	if allocated {
 		// A workload reported as several records (a pod per node) is

@@ -46,18 +46,11 @@ type ProposalVerdict struct {
 // unallocated work alone, nodes that need allocated victims are refused.
 // Unallocated requests (no minimum runtime) preempt nothing.
 func NarrowPreemption(c *Cluster, st *Standings, req Request, cfg Config, proposals []Proposal) ([]ProposalVerdict, error) {
-	if err := cfg.Validate(); err != nil {
+	p, _, _, err := prepare(c, st, &req, &cfg)
+	if err != nil {
 		return nil, err
 	}
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	if _, err := st.Of(req.Account); err != nil {
-		return nil, err
-	}
-	after, _ := st.With(req.Account, req.Total(), req.Duration, nil)
-	allocated := req.protected(&cfg) > 0
-	p := newPlanner(c, st, &req, &cfg, allocated, after.Key)
+	allocated := p.allocated
 	byWorkload := make(map[string][]int, len(c.running))
 	for _, ri := range c.running {
 		w := c.records[ri].Workload
