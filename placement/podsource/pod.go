@@ -1,8 +1,43 @@
 package podsource
 
 import (
+	"fmt"
+	"strings"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 )
+
+// Workload is the ledger's name of a pod's work: "namespace/name@uid".
+func Workload(p *corev1.Pod) string {
+	return p.Namespace + "/" + p.Name + "@" + string(p.UID)
+}
+
+// PodUID returns the pod UID in a workload named by Workload; ok is false
+// for a name without one.
+func PodUID(workload string) (uid string, ok bool) {
+	at := strings.LastIndexByte(workload, '@')
+	if at < 0 {
+		return "", false
+	}
+	return workload[at+1:], true
+}
+
+// DurationAnnotation reads annotation key of pod p as a non-negative
+// duration (such as 2h); 0 when the pod has no such annotation. A bad
+// value is an error wrapping ErrAnnotation that names the pod, the
+// annotation and the value.
+func DurationAnnotation(p *corev1.Pod, key string) (time.Duration, error) {
+	v, ok := p.Annotations[key]
+	if !ok {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: pod %s/%s: %s: %q is not a non-negative duration such as 2h", ErrAnnotation, p.Namespace, p.Name, key, v)
+	}
+	return d, nil
+}
 
 // GPUs is the pod's effective request of the configured resources: the
 // larger of the containers' sum and the largest init container (limits

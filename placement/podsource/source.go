@@ -108,19 +108,16 @@ func (s *Source) record(p *corev1.Pod, now time.Time) (placement.Record, bool, e
 	if acct == "" {
 		return placement.Record{}, false, nil
 	}
-	r := placement.Record{Account: acct, Workload: p.Namespace + "/" + p.Name + "@" + string(p.UID), GPUs: gpus,
+	r := placement.Record{Account: acct, Workload: Workload(p), GPUs: gpus,
 		Nodes: []string{p.Spec.NodeName}, Submit: p.CreationTimestamp.Time, Start: boundAt(p)}
 	if p.Spec.Priority != nil {
 		r.Priority = int(*p.Spec.Priority)
 	}
-	if v, ok := p.Annotations[s.cfg.MinRuntimeAnnotation]; ok {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return r, false, fmt.Errorf("%w: pod %s/%s: %s: %q is not a non-negative duration such as 2h",
-				ErrAnnotation, p.Namespace, p.Name, s.cfg.MinRuntimeAnnotation, v)
-		}
-		r.MinRuntime, r.Allocated = d, d > 0
+	d, err := DurationAnnotation(p, s.cfg.MinRuntimeAnnotation)
+	if err != nil {
+		return r, false, err
 	}
+	r.MinRuntime, r.Allocated = d, d > 0
 	if v, ok := p.Annotations[s.cfg.ResumableAnnotation]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

@@ -132,11 +132,11 @@ func (e *Extender) readPod(ctx context.Context, p *Pod) (job, bool, error) {
 		}
 	}
 	var err error
-	if j.min, err = durationAnnotation(pod.Annotations, e.opts.Pods.MinRuntimeAnnotation, pod.Namespace, pod.Name); err != nil {
-		return j, false, err
+	if j.min, err = podsource.DurationAnnotation(pod, e.opts.Pods.MinRuntimeAnnotation); err != nil {
+		return j, false, fmt.Errorf("%w: %w", ErrPod, err)
 	}
-	if j.duration, err = durationAnnotation(pod.Annotations, cfg.DurationAnnotation, pod.Namespace, pod.Name); err != nil {
-		return j, false, err
+	if j.duration, err = podsource.DurationAnnotation(pod, cfg.DurationAnnotation); err != nil {
+		return j, false, fmt.Errorf("%w: %w", ErrPod, err)
 	}
 	return j, true, nil
 }
@@ -149,18 +149,6 @@ func (e *Extender) heldSize(gang string) int {
 		return h.size
 	}
 	return 0
-}
-
-func durationAnnotation(a map[string]string, key, ns, name string) (time.Duration, error) {
-	v, ok := a[key]
-	if !ok {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%w: pod %s/%s: annotation %s is %q: want a non-negative duration such as 2h", ErrPod, ns, name, key, v)
-	}
-	return d, nil
 }
 
 // request is the placement request of a job: its whole gang, a pod per

@@ -1,10 +1,10 @@
 package extender
 
 import (
-	"strings"
 	"time"
 
 	"github.com/toposcope/toposcope/placement"
+	"github.com/toposcope/toposcope/placement/podsource"
 )
 
 // hold is the node set chosen for a gang, held until its pods are bound
@@ -130,8 +130,8 @@ func boundPods(recs []placement.Record, now time.Time) map[string]*placement.Rec
 		if len(r.Nodes) == 0 || !r.Running(now) {
 			continue
 		}
-		if at := strings.LastIndexByte(r.Workload, '@'); at >= 0 {
-			out[r.Workload[at+1:]] = r
+		if uid, ok := podsource.PodUID(r.Workload); ok {
+			out[uid] = r
 		}
 	}
 	return out
