@@ -23,9 +23,6 @@ func newExtender(cfg *config.File, svc *service.Service, log *slog.Logger) (*ext
 	if !ext.Enabled {
 		return nil, nil
 	}
-	if len(ext.Clients) > 0 && cfg.Server.TLS.ClientCA == "" {
-		return nil, config.Errorf("placement.extender.clients", "name client certificates, which need server.tls.clientCA to be verified")
-	}
 	pods := podsource.DefaultConfig()
 	var gangs extender.GangSizes
 	for i, s := range cfg.Placement.Sources {

@@ -67,12 +67,17 @@ func checkSections(data []byte) (sectionLines, error) {
 	return out, errors.Join(errs...)
 }
 
-// validateSections validates every service section, naming each key with
-// its section and line.
+// validateSections validates every service section, and the rules across
+// sections, naming each key with its section and line.
 func (f *File) validateSections(lines sectionLines) error {
 	var errs []error
 	for _, s := range serviceSections(f) {
 		errs = append(errs, prefixErrors(s.cfg.Validate(), s.key, lines[s.key]))
+	}
+	// Across sections: the extender's client names are read from
+	// certificates that only server.tls.clientCA verifies.
+	if ext := f.Placement.Extender; ext.Enabled && len(ext.Clients) > 0 && f.Server.TLS.ClientCA == "" {
+		errs = append(errs, prefixErrors(Errorf("extender.clients", "name client certificates, which need server.tls.clientCA to be verified"), "placement", lines["placement"]))
 	}
 	return errors.Join(errs...)
 }

@@ -81,6 +81,7 @@ func TestServiceErrorsNameKeyAndLine(t *testing.T) {
 		{"retention", "store:\n  retention:\n    runs: 0\n", []string{"store.retention.runs (line 3): must be at least 1"}},
 		{"tls half", "server:\n  tls:\n    cert: a\n", []string{"server.tls (line 2): cert and key must be set together"}},
 		{"client CA alone", "server:\n  tls:\n    clientCA: a\n", []string{"server.tls.clientCA (line 3): needs tls.cert"}},
+		{"extender clients without a client CA", "placement:\n  extender:\n    enabled: true\n    clients: [kube-scheduler]\n", []string{"placement.extender.clients (line 4): name client certificates, which need server.tls.clientCA"}},
 		{"open listener", "server:\n  listen: 0.0.0.0:49021\n", []string{"server.auth", "not a loopback address"}},
 		{"several at once", "server:\n  listen: x\ndiscovery:\n  shrinkGuard: -1\n", []string{"server.listen (line 2)", "discovery.shrinkGuard (line 4)"}},
 	}
