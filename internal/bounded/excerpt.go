@@ -82,9 +82,11 @@ var secretPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(://)[^/\s:@]+:[^/\s@]+(@)`),
 	// JSON Web Tokens.
 	regexp.MustCompile(`()\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`),
-	// Long runs of letters and digits: keys and tokens (see randomLooking).
-	regexp.MustCompile(`[A-Za-z0-9_+=-]{32,}`),
 }
+
+// longRun matches long runs of letters and digits: keys and tokens when
+// randomLooking says so.
+var longRun = regexp.MustCompile(`[A-Za-z0-9_+=-]{32,}`)
 
 // randomLooking reports whether s (32 characters or more) looks like a
 // key rather than a word or a host name: mixed-case letters with
@@ -110,19 +112,15 @@ func randomLooking(s string) bool {
 
 // redact replaces what looks like a credential in line.
 func redact(line string) string {
-	for i, re := range secretPatterns {
-		if i == len(secretPatterns)-1 {
-			line = re.ReplaceAllStringFunc(line, func(m string) string {
-				if !randomLooking(m) {
-					return m
-				}
-				return "[redacted]"
-			})
-			continue
-		}
+	for _, re := range secretPatterns {
 		line = re.ReplaceAllString(line, "${1}[redacted]${2}")
 	}
-	return line
+	return longRun.ReplaceAllStringFunc(line, func(m string) string {
+		if !randomLooking(m) {
+			return m
+		}
+		return "[redacted]"
+	})
 }
 
 // escapeControl writes control characters (other than tab) and invalid
