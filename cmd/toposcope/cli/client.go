@@ -43,6 +43,8 @@ func addServiceFlags(cmd *cobra.Command, scope string, timeout time.Duration) *s
 // client is the REST client of one running service.
 type client struct {
 	base, token string
+	// limit caps the bytes read of an answer; 0 means maxAnswerBytes.
+	limit int64
 }
 
 // client reads the token and returns the service's client, and a context
@@ -87,7 +89,11 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("%s %s: %w", method, c.base+path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	rb := io.LimitReader(resp.Body, maxAnswerBytes)
+	limit := c.limit
+	if limit == 0 {
+		limit = maxAnswerBytes
+	}
+	rb := io.LimitReader(resp.Body, limit)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var e struct {
 			Error struct {
