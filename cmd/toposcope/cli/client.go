@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/toposcope/toposcope/server"
 )
 
 // ErrService is wrapped when a running service answers a request with an
@@ -95,12 +97,7 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	rb := io.LimitReader(resp.Body, limit)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		var e struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
+		var e server.ErrorBody
 		_ = json.NewDecoder(io.LimitReader(rb, 1<<16)).Decode(&e)
 		msg := e.Error.Message
 		if msg == "" {
