@@ -54,13 +54,24 @@ func flatten(err error) []error {
 // one round, few enough to read.
 const MaxReported = 20
 
+// MoreProblems is the last error Capped joins when it left problems out:
+// it says how many, so that a caller counting problems can add them
+// instead of counting this line as one.
+type MoreProblems struct {
+	// N is the number of problems left out.
+	N int
+}
+
+// Error implements error: "and N more problems".
+func (m *MoreProblems) Error() string { return fmt.Sprintf("and %d more problems", m.N) }
+
 // Capped returns err with at most MaxReported of the errors joined in it
-// (flattened), and a last line saying how many more there were.
+// (flattened), and a last *MoreProblems saying how many more there were.
 func Capped(err error) error {
 	list := flatten(err)
 	if len(list) <= MaxReported {
 		return err
 	}
-	out := append(list[:MaxReported:MaxReported], fmt.Errorf("and %d more problems", len(list)-MaxReported))
+	out := append(list[:MaxReported:MaxReported], &MoreProblems{N: len(list) - MaxReported})
 	return errors.Join(out...)
 }
