@@ -33,7 +33,8 @@ func typeErrors(te *yaml.TypeError, prefix string, line int, lines map[string]in
 	return errors.Join(errs...)
 }
 
-// flatten lists the errors joined in err (recursively); nil gives none.
+// flatten lists the errors joined in err (recursively, a *FieldError
+// being one error even when it wraps a join); nil gives none.
 func flatten(err error) []error {
 	if err == nil {
 		return nil
