@@ -120,7 +120,6 @@ func (o *showOptions) outputFormat(cmd *cobra.Command) (string, error) {
 
 // graph discovers the topology, or reads it from --server.
 func (o *showOptions) graph(cmd *cobra.Command, env *Env, root *rootOptions) (*topology.Graph, error) {
-	warnFormerServerFlag(cmd, env.Stderr)
 	if o.server != "" {
 		for _, local := range []string{"config", "provider", "model", "provider-param"} {
 			if cmd.Flags().Changed(local) {

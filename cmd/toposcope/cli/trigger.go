@@ -23,14 +23,19 @@ import (
 const defaultServer = "http://127.0.0.1:49021"
 
 // addServerFlag registers --server, the base URL of a running service,
-// with def as its default, and --url, its former name on trigger, as a
-// hidden deprecated alias.
+// with def as its default.
 func addServerFlag(f *pflag.FlagSet, url *string, def string) {
 	help := "the base URL of a running toposcope service"
 	if def == "" {
 		help = "read from a running toposcope service at this base URL instead"
 	}
 	f.StringVar(url, "server", def, help)
+}
+
+// addFormerServerFlag registers --url, the former name of --server on
+// trigger (the only command that had it), as a hidden alias setting url,
+// with def as its default; warnFormerServerFlag says it is deprecated.
+func addFormerServerFlag(f *pflag.FlagSet, url *string, def string) {
 	f.StringVar(url, "url", def, "the former name of --server")
 	_ = f.MarkHidden("url")
 }
@@ -98,6 +103,7 @@ snapshot and the commands that show and accept it. --wait 0 only queues.`,
 		},
 	}
 	svc = addServiceFlags(cmd, "write", 10*time.Second)
+	addFormerServerFlag(cmd.Flags(), &svc.server, defaultServer)
 	cmd.Flags().DurationVar(&wait, "wait", 2*time.Minute, "wait this long for the outcome of the discovery (0: only queue it)")
 	return cmd
 }
