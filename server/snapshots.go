@@ -195,24 +195,29 @@ func (h *handlers) runs(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"runs": list})
 }
 
-// statusJSON is the answer of GET /v1/status.
-type statusJSON struct {
-	Provider string          `json:"provider"`
-	Engines  []string        `json:"engines"`
-	Ready    bool            `json:"ready"`
-	Current  *store.Snapshot `json:"current"`
+// Status is the answer of GET /v1/status.
+type Status struct {
+	// Provider is the name of the provider that discovers the topology.
+	Provider string `json:"provider"`
+	// Engines are the names of the engines that publish it.
+	Engines []string `json:"engines"`
+	// Ready says a topology has been discovered.
+	Ready bool `json:"ready"`
+	// Current is the snapshot in force; nil before the first one.
+	Current *store.Snapshot `json:"current"`
 	// Pending is the snapshot the shrink guard refused; while it is set,
 	// the current topology is kept and nothing is published.
 	Pending *store.Snapshot `json:"pending"`
 	// Accept is the request that accepts Pending; empty without one.
-	Accept  string     `json:"accept,omitempty"`
+	Accept string `json:"accept,omitempty"`
+	// LastRun is the newest discovery run; nil before the first one.
 	LastRun *store.Run `json:"lastRun"`
 }
 
 // status answers GET /v1/status, where a shrink-guard refusal shows.
 func (h *handlers) status(c *gin.Context) {
 	st := h.Loop.State()
-	out := statusJSON{
+	out := Status{
 		Provider: h.Loop.ProviderName(), Engines: h.Loop.EngineNames(), Ready: st.Graph != nil,
 		Current: st.Snapshot, Pending: st.Pending, LastRun: st.LastRun,
 	}

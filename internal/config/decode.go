@@ -250,23 +250,8 @@ func cleanYAMLError(err error) error {
 // error of sub is put under field prefix sub (for example "slurm").
 func Join(errs ...error) error {
 	var flat []error
-	var add func(err error)
-	add = func(err error) {
-		if err == nil {
-			return
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			if _, isField := err.(*FieldError); !isField { //nolint:errorlint // a join itself, not what it wraps
-				for _, e := range j.Unwrap() {
-					add(e)
-				}
-				return
-			}
-		}
-		flat = append(flat, err)
-	}
 	for _, e := range errs {
-		add(e)
+		flat = append(flat, flatten(e)...)
 	}
 	return errors.Join(flat...)
 }

@@ -141,19 +141,12 @@ func yamlToFieldError(data []byte, err error) error {
 		return &FieldError{Field: "(document)", Err: err}
 	}
 	paths := valuePaths(data)
-	errs := make([]error, 0, len(te.Errors))
-	for _, msg := range te.Errors {
-		fe := &FieldError{Field: "(document)", Err: errors.New(msg)}
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			fe.Line, _ = strconv.Atoi(m[1])
-			fe.Err = errors.New(typeMessage(m[2]))
-			if p, ok := paths[fe.Line]; ok {
-				fe.Field = p
-			}
+	return typeFieldErrors(te, func(line int) (string, int) {
+		if p, ok := paths[line]; ok {
+			return p, line
 		}
-		errs = append(errs, fe)
-	}
-	return errors.Join(errs...)
+		return "(document)", line
+	})
 }
 
 // valuePaths maps the line of each scalar value of the document to its

@@ -73,7 +73,7 @@ func runCheck(env *Env, path string) error {
 		}
 	}
 	if len(probs) > 0 {
-		return &problemList{path: path, errs: probs}
+		return newProblemList(path, probs)
 	}
 	if len(names) == 0 {
 		names = append(names, "none")
@@ -86,13 +86,31 @@ func runCheck(env *Env, path string) error {
 type problemList struct {
 	path string
 	errs []error
+	// more counts the problems a capped list left out (a
+	// *config.MoreProblems), which errs does not hold.
+	more int
+}
+
+// newProblemList returns the problems of the file at path: each
+// *config.MoreProblems in probs is added to the count, not listed.
+func newProblemList(path string, probs []error) *problemList {
+	p := &problemList{path: path}
+	for _, e := range probs {
+		var mp *config.MoreProblems
+		if errors.As(e, &mp) {
+			p.more += mp.N
+			continue
+		}
+		p.errs = append(p.errs, e)
+	}
+	return p
 }
 
 // Error implements error: a count, then at most config.MaxReported
 // problems, each on its own indented line.
 func (p *problemList) Error() string {
 	var b strings.Builder
-	n := len(p.errs)
+	n := len(p.errs) + p.more
 	fmt.Fprintf(&b, "%s: %d problem", p.path, n)
 	if n != 1 {
 		b.WriteString("s")
@@ -104,6 +122,9 @@ func (p *problemList) Error() string {
 			break
 		}
 		b.WriteString("\n  " + strings.ReplaceAll(e.Error(), "\n", "\n    "))
+	}
+	if len(p.errs) <= config.MaxReported && p.more > 0 {
+		fmt.Fprintf(&b, "\n  and %d more problems", p.more)
 	}
 	return b.String()
 }

@@ -58,6 +58,12 @@ discovery:
 		fmt.Fprintf(&many, "  key%02d: 1\n", i)
 	}
 	tooMany := write("many.yaml", many.String())
+	var manyParams strings.Builder
+	manyParams.WriteString("provider:\n  name: sim\n  params:\n    model: nvl72\n")
+	for i := range 25 {
+		fmt.Fprintf(&manyParams, "    key%02d: 1\n", i)
+	}
+	tooManyParams := write("many-params.yaml", manyParams.String())
 	tests := []struct {
 		name, path string
 		want       []string
@@ -69,7 +75,10 @@ discovery:
 		{"several sections", several, []string{"4 problems:",
 			"engines[0].params.colour (line 8): unknown key", "engines[1].params.flavour (line 11): unknown key",
 			`server.maxBodyBytes (line 13): want an integer, got "lots"`, "discovery.interval (line 15): must be 0 (off) or at least 1s"}},
-		{"capped", tooMany, []string{"server.key00 (line 2)", "server.key19 (line 21)", "and 5 more problems"}},
+		{"capped", tooMany, []string{"25 problems:", "server.key00 (line 2)", "server.key19 (line 21)", "and 5 more problems"}},
+		// The parameters' decoder caps its own list: the problems it left
+		// out are counted, not listed as one more.
+		{"capped params", tooManyParams, []string{"25 problems:", "provider.params.key00 (line 5)", "provider.params.key19 (line 24)", "\n  and 5 more problems"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/toposcope/toposcope/server"
 )
 
 // ErrService is wrapped when a running service answers a request with an
@@ -43,6 +45,8 @@ func addServiceFlags(cmd *cobra.Command, scope string, timeout time.Duration) *s
 // client is the REST client of one running service.
 type client struct {
 	base, token string
+	// limit caps the bytes read of an answer; 0 means maxAnswerBytes.
+	limit int64
 }
 
 // client reads the token and returns the service's client, and a context
@@ -87,14 +91,13 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("%s %s: %w", method, c.base+path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	rb := io.LimitReader(resp.Body, maxAnswerBytes)
+	limit := c.limit
+	if limit == 0 {
+		limit = maxAnswerBytes
+	}
+	rb := io.LimitReader(resp.Body, limit)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		var e struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
+		var e server.ErrorBody
 		_ = json.NewDecoder(io.LimitReader(rb, 1<<16)).Decode(&e)
 		msg := e.Error.Message
 		if msg == "" {

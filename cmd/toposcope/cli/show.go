@@ -2,9 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -121,7 +120,6 @@ func (o *showOptions) outputFormat(cmd *cobra.Command) (string, error) {
 
 // graph discovers the topology, or reads it from --server.
 func (o *showOptions) graph(cmd *cobra.Command, env *Env, root *rootOptions) (*topology.Graph, error) {
-	warnFormerServerFlag(cmd, env.Stderr)
 	if o.server != "" {
 		for _, local := range []string{"config", "provider", "model", "provider-param"} {
 			if cmd.Flags().Changed(local) {
@@ -152,37 +150,19 @@ func (o *showOptions) graph(cmd *cobra.Command, env *Env, root *rootOptions) (*t
 }
 
 // fetchGraph reads GET /v1/graph from a running service. An answer other
-// than 200 is an error naming the status and the service's error message,
+// than 2xx is an error naming the status and the service's error message,
 // never the token.
 func fetchGraph(ctx context.Context, base, tokenFile string) (*topology.Graph, error) {
 	token, err := readToken(tokenFile)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/graph", nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: --server: %w", ErrUsage, err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read the topology from %s: %w", base, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body := io.LimitReader(resp.Body, maxGraphBytes)
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.NewDecoder(io.LimitReader(body, 1<<16)).Decode(&e)
-		return nil, fmt.Errorf("read the topology from %s: %s: %s", base, resp.Status, e.Error.Message)
-	}
+	c := &client{base: base, token: token, limit: maxGraphBytes}
 	var g topology.Graph
-	if err := json.NewDecoder(body).Decode(&g); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/v1/graph", nil, &g); err != nil {
+		if errors.Is(err, ErrUsage) { // --server is no URL: the flag's error as it is
+			return nil, err
+		}
 		return nil, fmt.Errorf("read the topology from %s: %w", base, err)
 	}
 	return &g, nil

@@ -52,6 +52,9 @@ func TestShow(t *testing.T) {
 		{[]string{"show", "--format", "svg"}, "--format"},
 		{[]string{"show", "--depth", "-1"}, "--depth"},
 		{[]string{"show", "--server", "http://127.0.0.1:1", "--model", "nvl72"}, "--model and --server"},
+		// --url is trigger's former name of --server, not show's.
+		{[]string{"show", "--url", "http://127.0.0.1:1"}, "unknown flag: --url"},
+		{[]string{"status", "--url", "http://127.0.0.1:1"}, "unknown flag: --url"},
 	} {
 		if r := run(t, bad.args...); r.code != cli.ExitUsage || !strings.Contains(r.stderr, bad.want) {
 			t.Errorf("%v: exit %d, %q; want %d naming %s", bad.args, r.code, r.stderr, cli.ExitUsage, bad.want)

@@ -11,19 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service/store"
 )
-
-// statusAnswer is GET /v1/status.
-type statusAnswer struct {
-	Provider string          `json:"provider"`
-	Engines  []string        `json:"engines"`
-	Ready    bool            `json:"ready"`
-	Current  *store.Snapshot `json:"current"`
-	Pending  *store.Snapshot `json:"pending"`
-	Accept   string          `json:"accept,omitempty"`
-	LastRun  *store.Run      `json:"lastRun"`
-}
 
 // snapshotsAnswer is GET /v1/snapshots.
 type snapshotsAnswer struct {
@@ -74,7 +64,7 @@ engines, the current snapshot, the snapshot the shrink guard refused
   toposcope status --server https://head01:49021 --token-file /etc/toposcope/read.token -o yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return getAndPrint(cmd, env.Stdout, svc, out, "/v1/status", func(st *statusAnswer, wide bool) error {
+			return getAndPrint(cmd, env.Stdout, svc, out, "/v1/status", func(st *server.Status, wide bool) error {
 				return writeStatus(env.Stdout, st, wide)
 			})
 		},
@@ -85,7 +75,7 @@ engines, the current snapshot, the snapshot the shrink guard refused
 }
 
 // writeStatus prints GET /v1/status as lines of text.
-func writeStatus(w io.Writer, st *statusAnswer, wide bool) error {
+func writeStatus(w io.Writer, st *server.Status, wide bool) error {
 	engines := strings.Join(st.Engines, ", ")
 	if engines == "" {
 		engines = "none"

@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service/store"
 )
 
@@ -21,14 +23,19 @@ import (
 const defaultServer = "http://127.0.0.1:49021"
 
 // addServerFlag registers --server, the base URL of a running service,
-// with def as its default, and --url, its former name on trigger, as a
-// hidden deprecated alias.
+// with def as its default.
 func addServerFlag(f *pflag.FlagSet, url *string, def string) {
 	help := "the base URL of a running toposcope service"
 	if def == "" {
 		help = "read from a running toposcope service at this base URL instead"
 	}
 	f.StringVar(url, "server", def, help)
+}
+
+// addFormerServerFlag registers --url, the former name of --server on
+// trigger (the only command that had it), as a hidden alias setting url,
+// with def as its default; warnFormerServerFlag says it is deprecated.
+func addFormerServerFlag(f *pflag.FlagSet, url *string, def string) {
 	f.StringVar(url, "url", def, "the former name of --server")
 	_ = f.MarkHidden("url")
 }
@@ -96,22 +103,30 @@ snapshot and the commands that show and accept it. --wait 0 only queues.`,
 		},
 	}
 	svc = addServiceFlags(cmd, "write", 10*time.Second)
+	addFormerServerFlag(cmd.Flags(), &svc.server, defaultServer)
 	cmd.Flags().DurationVar(&wait, "wait", 2*time.Minute, "wait this long for the outcome of the discovery (0: only queue it)")
 	return cmd
 }
 
-// lastRunID returns the ID of the newest discovery run (0 when none).
-func lastRunID(ctx context.Context, c *client) (uint64, error) {
+// getRuns returns the newest limit discovery runs, newest first (GET
+// /v1/runs).
+func getRuns(ctx context.Context, c *client, limit int) ([]store.Run, error) {
 	var a struct {
 		Runs []store.Run `json:"runs"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/v1/runs?limit=1", nil, &a); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/v1/runs?limit="+strconv.Itoa(limit), nil, &a); err != nil {
+		return nil, err
+	}
+	return a.Runs, nil
+}
+
+// lastRunID returns the ID of the newest discovery run (0 when none).
+func lastRunID(ctx context.Context, c *client) (uint64, error) {
+	runs, err := getRuns(ctx, c, 1)
+	if err != nil || len(runs) == 0 {
 		return 0, err
 	}
-	if len(a.Runs) == 0 {
-		return 0, nil
-	}
-	return a.Runs[0].ID, nil
+	return runs[0].ID, nil
 }
 
 // waitRun polls GET /v1/runs until a run newer than after that the API
@@ -120,14 +135,12 @@ func waitRun(ctx context.Context, c *client, after uint64) (*store.Run, error) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var a struct {
-			Runs []store.Run `json:"runs"`
-		}
-		if err := c.do(ctx, http.MethodGet, "/v1/runs?limit=20", nil, &a); err != nil {
+		runs, err := getRuns(ctx, c, 20)
+		if err != nil {
 			return nil, err
 		}
-		for i := len(a.Runs) - 1; i >= 0; i-- { // oldest first: the first run after the request
-			if r := a.Runs[i]; r.ID > after && r.Trigger == "api" {
+		for i := len(runs) - 1; i >= 0; i-- { // oldest first: the first run after the request
+			if r := runs[i]; r.ID > after && r.Trigger == "api" {
 				return &r, nil
 			}
 		}
@@ -147,7 +160,7 @@ func reportRun(ctx context.Context, w io.Writer, c *client, run *store.Run) erro
 		_, err := fmt.Fprintf(w, "toposcope: discovery run %d: %s\n", run.ID, run.Outcome)
 		return err
 	case store.OutcomeRefused:
-		var st statusAnswer
+		var st server.Status
 		if err := c.do(ctx, http.MethodGet, "/v1/status", nil, &st); err == nil && st.Pending != nil {
 			return fmt.Errorf("%w: discovery run %d was refused by the shrink guard: %s; the current topology stays and nothing was published. "+
 				"Snapshot %d is pending: toposcope diff %d shows what it changes, toposcope accept %d accepts it",
