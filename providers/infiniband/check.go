@@ -3,6 +3,8 @@ package infiniband
 import (
 	"errors"
 	"fmt"
+
+	"github.com/toposcope/toposcope/internal/config"
 )
 
 // check verifies that every cable is reported by both of its ends and
@@ -49,7 +51,7 @@ func (t *Topology) check(source string) error {
 		return fmt.Errorf("%s: %w (%d nodes)", source, ErrNoSwitches, len(t.Nodes))
 	}
 	if extra > 0 {
-		errs = append(errs, fmt.Errorf("and %d more problems", extra))
+		errs = append(errs, &config.MoreProblems{N: extra})
 	}
 	return errors.Join(errs...)
 }

@@ -50,7 +50,7 @@ func (e *errList) err() error {
 	}
 	errs := e.errs
 	if e.extra > 0 {
-		errs = append(errs[:len(errs):len(errs)], fmt.Errorf("and %d more problems", e.extra))
+		errs = append(errs[:len(errs):len(errs)], &config.MoreProblems{N: e.extra})
 	}
 	return errors.Join(errs...)
 }
