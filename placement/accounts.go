@@ -84,8 +84,9 @@ func ParseBudgets(data []byte) (*Budgets, error) {
 // Shares returns a shares value for AccountSpec.Shares.
 func Shares(v float64) *float64 { return &v }
 
-// shares returns the account's shares, 1 when absent.
-func (s *AccountSpec) shares() float64 {
+// EffectiveShares returns the account's shares, 1 when absent (the
+// default the budgets read back say is in force).
+func (s *AccountSpec) EffectiveShares() float64 {
 	if s.Shares == nil {
 		return 1
 	}
@@ -140,13 +141,13 @@ func NewTree(b *Budgets) (*Tree, error) {
 		var sum float64
 		for _, s := range specs {
 			if !s.UseParent {
-				sum += s.shares()
+				sum += s.EffectiveShares()
 			}
 		}
 		for _, s := range specs {
 			lvl, shares := 0.0, 0.0
 			if !s.UseParent {
-				shares = s.shares()
+				shares = s.EffectiveShares()
 			}
 			if sum > 0 {
 				lvl = shares / sum

@@ -83,6 +83,54 @@ func TestBudgetsEnginePublishesBudgets(t *testing.T) {
 	}
 }
 
+// TestPublishBudgetsCountsAsPublished: after Loop.PublishBudgets has
+// published a new tree on the current graph, the next discovery of the
+// unchanged graph publishes no engine, as after a discovery run that
+// published the same budgets.
+func TestPublishBudgetsCountsAsPublished(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "")
+	defer f.store.Close()
+	eng := config.Plugin{Name: "kueue-budgets"}
+	config.SetParam(&eng.Params, "mode", "print")
+	var budgets atomic.Pointer[placement.Budgets]
+	var out bytes.Buffer
+	l, err := service.NewLoop(service.LoopDeps{
+		Registry: app.Registry(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter, Stdout: &out,
+		Provider: simPlugin(t, 32), Engines: []config.Plugin{eng}, Config: config.DefaultDiscovery(), Retention: config.DefaultStore().Retention,
+		Budgets: budgets.Load,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Load(); err != nil {
+		t.Fatal(err)
+	}
+	tree := func(nlp float64) *placement.Budgets {
+		return &placement.Budgets{Accounts: []placement.AccountSpec{
+			{Name: "nlp", Shares: placement.Shares(nlp)}, {Name: "vision", Shares: placement.Shares(1)},
+		}}
+	}
+	budgets.Store(tree(3))
+	if run, err := l.RunOnce(context.Background(), service.TriggerStartup); err != nil || len(run.Engines) != 1 {
+		t.Fatalf("startup: err %v, engines %+v; want 1 engine", err, run)
+	}
+	budgets.Store(tree(5))
+	out.Reset()
+	res := l.PublishBudgets(context.Background(), false)
+	if len(res) != 1 || res[0].Error != "" || !strings.Contains(out.String(), "weight: \"5\"") {
+		t.Fatalf("PublishBudgets: results %+v, printed %q; want one success printing weight 5", res, out.String())
+	}
+	out.Reset()
+	run, err := l.RunOnce(context.Background(), service.TriggerInterval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Outcome != store.OutcomeUnchanged || len(run.Engines) != 0 || out.Len() != 0 {
+		t.Errorf("interval after PublishBudgets: outcome %s, engines %+v, printed %q; want unchanged, no publish", run.Outcome, run.Engines, out.String())
+	}
+}
+
 // TestPublishBudgetsShrinkGuard: on a real apiserver with Kueue's CRDs,
 // Loop.PublishBudgets applies the budgets tree through kueue-budgets with
 // the loop's shrink guard: a tree that would delete most of the objects

@@ -268,27 +268,38 @@ func (l *Loop) publish(ctx context.Context, g *topology.Graph, digest string, ac
 	published := l.publishDigest(digest) // before publishing: budgets may change meanwhile
 	ok := true
 	for _, e := range l.engines {
-		start := time.Now()
-		r := store.EngineResult{Engine: e.name}
-		if cr, is := e.eng.(engines.CoverageReporter); is {
-			r.Uncovered = len(cr.Coverage(g).Uncovered)
-		}
-		if err := l.publishOne(ctx, e.eng, g, accepted); err != nil {
-			r.Error = err.Error()
-			ok = false
-			l.log.Error("publish failed", "engine", e.name, "err", err)
-		} else if st, is := e.eng.(engines.Settler); is && !st.Settled() {
-			r.Unsettled, ok = true, false
-			l.log.Info("engine left work for a later publish; the next discovery publishes again", "engine", e.name)
-		}
-		r.DurationSeconds = time.Since(start).Seconds()
-		l.deps.Metrics.published(r)
+		r := l.publishEngine(ctx, e, g, accepted, "publish failed")
+		ok = ok && r.Error == "" && !r.Unsettled
 		out = append(out, r)
 	}
 	if ok {
 		l.published = published
 	}
 	return out
+}
+
+// publishEngine publishes g through e (publishOne) and returns its
+// result, timed and counted in the metrics; a failure is logged with
+// msg. The result counts the nodes the engine leaves out
+// (engines.CoverageReporter), and is Unsettled when the engine left work
+// for a later publish (engines.Settler): then the graph does not count
+// as published.
+func (l *Loop) publishEngine(ctx context.Context, e namedEngine, g *topology.Graph, accepted bool, msg string) store.EngineResult {
+	start := time.Now()
+	r := store.EngineResult{Engine: e.name}
+	if cr, is := e.eng.(engines.CoverageReporter); is {
+		r.Uncovered = len(cr.Coverage(g).Uncovered)
+	}
+	if err := l.publishOne(ctx, e.eng, g, accepted); err != nil {
+		r.Error = err.Error()
+		l.log.Error(msg, "engine", e.name, "err", err)
+	} else if st, is := e.eng.(engines.Settler); is && !st.Settled() {
+		r.Unsettled = true
+		l.log.Info("engine left work for a later publish; the next discovery publishes again", "engine", e.name)
+	}
+	r.DurationSeconds = time.Since(start).Seconds()
+	l.deps.Metrics.published(r)
+	return r
 }
 
 func (l *Loop) prune() {

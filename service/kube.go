@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
@@ -76,6 +76,9 @@ func (l *Loop) publishOne(ctx context.Context, eng engines.Engine, g *topology.G
 // the plan through (Record): the operator accepts a tree that deletes
 // more of the engine's objects than discovery.shrinkGuard allows. It
 // returns one result per such engine, none before the first topology.
+// When every engine had published the current graph and each of these
+// succeeds (and settles), the new budgets count as published: the next
+// discovery of an unchanged graph publishes nothing.
 func (l *Loop) PublishBudgets(ctx context.Context, accept bool) []store.EngineResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -83,20 +86,23 @@ func (l *Loop) PublishBudgets(ctx context.Context, accept bool) []store.EngineRe
 	if st.Graph == nil {
 		return nil
 	}
+	var published string
+	if st.Snapshot != nil && strings.HasPrefix(l.published, st.Snapshot.Digest+"+") {
+		published = l.publishDigest(st.Snapshot.Digest) // before publishing: budgets may change meanwhile
+	}
 	var out []store.EngineResult
 	for _, e := range l.engines {
 		if _, ok := e.eng.(engines.BudgetsPublisher); !ok {
 			continue
 		}
-		start := time.Now()
-		r := store.EngineResult{Engine: e.name}
-		if err := l.publishOne(ctx, e.eng, st.Graph, accept); err != nil {
-			r.Error = err.Error()
-			l.log.Error("publish of the budgets failed", "engine", e.name, "err", err)
+		r := l.publishEngine(ctx, e, st.Graph, accept, "publish of the budgets failed")
+		if r.Error != "" || r.Unsettled {
+			published = ""
 		}
-		r.DurationSeconds = time.Since(start).Seconds()
-		l.deps.Metrics.published(r)
 		out = append(out, r)
+	}
+	if published != "" {
+		l.published = published
 	}
 	return out
 }

@@ -91,27 +91,35 @@ func (e *Engine) ContentType() string {
 // engines.ErrInexpressible, when the target Slurm version cannot express
 // g; nothing is then published.
 func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) {
+	data, _, err := e.render(ctx, g)
+	return data, err
+}
+
+// render is Render that also returns the plan of a topology/block file,
+// nil for the other plugins, so that Publish need not plan it again.
+func (e *Engine) render(ctx context.Context, g *topology.Graph) ([]byte, *blockPlan, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var (
-		buf bytes.Buffer
-		err error
+		buf  bytes.Buffer
+		plan *blockPlan
+		err  error
 	)
 	switch e.cfg.Plugin {
 	case PluginTree:
 		err = e.renderTree(&buf, g)
 	case PluginBlock:
-		err = e.renderBlock(&buf, g)
+		plan, err = e.renderBlock(&buf, g)
 	case PluginYAML:
 		err = e.renderYAML(&buf, g)
 	default:
 		err = fmt.Errorf("slurm: unknown plugin %q", e.cfg.Plugin) // unreachable after Validate
 	}
 	if err != nil {
-		return nil, fmt.Errorf("slurm: %w", err)
+		return nil, nil, fmt.Errorf("slurm: %w", err)
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), plan, nil
 }
 
 // renderTree writes topology.conf for topology/tree.
@@ -149,14 +157,15 @@ func (e *Engine) blockOptions() blockOptions {
 	return blockOptions{version: e.version, sizes: e.cfg.BlockSizes, small: e.cfg.SmallBlocks, what: PluginBlock}
 }
 
-// renderBlock writes topology.conf for topology/block.
-func (e *Engine) renderBlock(buf *bytes.Buffer, g *topology.Graph) error {
+// renderBlock writes topology.conf for topology/block and returns its
+// plan.
+func (e *Engine) renderBlock(buf *bytes.Buffer, g *topology.Graph) (*blockPlan, error) {
 	if !e.version.AtLeast(V2311) {
-		return fmt.Errorf("%s needs Slurm 23.11 or later, slurmVersion is %s: %w", PluginBlock, e.version, engines.ErrInexpressible)
+		return nil, fmt.Errorf("%s needs Slurm 23.11 or later, slurmVersion is %s: %w", PluginBlock, e.version, engines.ErrInexpressible)
 	}
 	p, err := planBlocks(g, e.blockOptions())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	buf.Grow(48*len(p.slots) + 16*len(g.Nodes()))
 	if e.cfg.Header {
@@ -166,7 +175,7 @@ func (e *Engine) renderBlock(buf *bytes.Buffer, g *topology.Graph) error {
 		h.write(buf)
 	}
 	renderBlockConf(buf, p, e.version, e.cfg.IDComments)
-	return nil
+	return p, nil
 }
 
 // blockHeader describes a block plan in comment lines.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/atomicfile"
 	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/topology"
@@ -31,15 +32,21 @@ const fileMode = 0o644
 // is returned with its exit status. Without Output, the document goes
 // to Deps.Stdout.
 func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
-	data, err := e.Render(ctx, g)
+	data, plan, err := e.render(ctx, g)
 	if err != nil {
 		return err // the caller reports it (the CLI, the service's log): once
 	}
 	log := e.deps.Logger.With("plugin", e.cfg.Plugin, "slurmVersion", e.version.String())
-	if w := e.loweredBase(g); w != "" {
+	if w := e.loweredBase(plan); w != "" {
 		log.WarnContext(ctx, w)
 	}
-	if cov := e.Coverage(g); len(cov.Uncovered) > 0 {
+	var cov engines.Coverage
+	if plan != nil {
+		cov = blockCoverageReport(g, plan, nil, e.version) // Coverage, from the plan just rendered
+	} else {
+		cov = e.Coverage(g)
+	}
+	if len(cov.Uncovered) > 0 {
 		log.WarnContext(ctx, "slurm: nodes left out of the topology", "count", len(cov.Uncovered), "reason", cov.Reason, "first", cov.Uncovered[0])
 	}
 	if un := g.NodesWithoutSwitch(); len(un) > 0 && e.cfg.Plugin == PluginTree && e.cfg.UnplacedSwitch != "" {
@@ -97,14 +104,11 @@ func (e *Engine) reconfigure(ctx context.Context) error {
 }
 
 // loweredBase says, for an inferred topology/block base block size below
-// the size of most domains, why and what to do; "" otherwise. A few
-// small domains otherwise quietly shrink every block Slurm allocates by.
-func (e *Engine) loweredBase(g *topology.Graph) string {
-	if e.cfg.Plugin != PluginBlock || len(e.cfg.BlockSizes) > 0 {
-		return ""
-	}
-	p, err := planBlocks(g, e.blockOptions())
-	if err != nil || p.nominal == 0 {
+// the size of most domains in p, the plan of the file (nil for the other
+// plugins), why and what to do; "" otherwise. A few small domains
+// otherwise quietly shrink every block Slurm allocates by.
+func (e *Engine) loweredBase(p *blockPlan) string {
+	if p == nil || len(e.cfg.BlockSizes) > 0 || p.nominal == 0 {
 		return ""
 	}
 	return fmt.Sprintf("slurm: base block size %d nodes, not the %d of most domains: %s only %d "+
@@ -113,18 +117,13 @@ func (e *Engine) loweredBase(g *topology.Graph) string {
 		p.base, p.nominal, smallDomains(p.small), p.base, e.version, p.nominal, pronoun(len(p.small)))
 }
 
-// smallDomains names the small domains: "domain X has" or "3 domains (X,
-// Y, ...) have".
+// smallDomains names the small domains: "domain X has" or "5 domains (X,
+// Y, Z, and 2 more) have".
 func smallDomains(names []string) string {
 	if len(names) == 1 {
 		return "domain " + names[0] + " has"
 	}
-	shown := names[:min(len(names), 3)]
-	more := ""
-	if len(names) > len(shown) {
-		more = ", ..."
-	}
-	return fmt.Sprintf("%d domains (%s%s) have", len(names), strings.Join(shown, ", "), more)
+	return plural(len(names), "domain") + " (" + abbreviate(names, 3) + ") have"
 }
 
 func pronoun(n int) string {

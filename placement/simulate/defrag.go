@@ -32,11 +32,13 @@ type leafCost struct {
 // those leaves hold the job, and starts the job if the policy then finds
 // it room. It reports whether the job started. A job smaller than a leaf,
 // that no set of freeable leaves holds, or for which the loss would be
-// out of proportion to its wait (defragPays) is left to wait.
-func (r *replayer) defragment(ji int, t float64) (bool, error) {
+// out of proportion to its wait (defragPays) is left to wait; in that
+// last case it also returns the job's shadow time, which defragPays
+// computed on the state as it stays, and NaN otherwise.
+func (r *replayer) defragment(ji int, t float64) (started bool, shadow float64, err error) {
 	j, sh := &r.jobs[ji], r.shapes[ji]
 	if !sh.wholeNodes || t-j.Submit < r.defragAfter {
-		return false, nil
+		return false, math.NaN(), nil
 	}
 	s := r.s
 	costs := make([]leafCost, len(s.switches))
@@ -49,7 +51,7 @@ func (r *replayer) defragment(ji int, t float64) (bool, error) {
 		smallest = min(smallest, costs[l].gpus)
 	}
 	if j.GPUs < smallest {
-		return false, nil // not a job that needs a whole leaf
+		return false, math.NaN(), nil // not a job that needs a whole leaf
 	}
 	var touched []int
 	for v, si := range r.cur {
@@ -102,22 +104,22 @@ func (r *replayer) defragment(ji int, t float64) (bool, error) {
 		}
 	}
 	if have < j.GPUs || len(victims) == 0 || !r.fitsWithout(victims, sh) {
-		return false, nil
+		return false, math.NaN(), nil
 	}
-	if !r.defragPays(j, sh, victims, t) {
-		return false, nil
+	if pays, shadow := r.defragPays(j, sh, victims, t); !pays {
+		return false, shadow, nil
 	}
 	for _, v := range victims {
 		if err := r.preemptJob(v, t); err != nil {
-			return false, err
+			return false, math.NaN(), err
 		}
 	}
 	takes, err := r.pol.choose(s, j, sh, t)
 	if err != nil || takes == nil {
-		return false, err
+		return false, math.NaN(), err
 	}
 	r.defrags++
-	return true, r.start(ji, takes, t)
+	return true, math.NaN(), r.start(ji, takes, t)
 }
 
 // fitsWithout reports whether shape sh would fit once the victims'
@@ -142,12 +144,13 @@ func (r *replayer) fitsWithout(victims []int, sh shape) bool {
 // (until the running jobs free room for it, its EASY reservation). The
 // gain is not capacity: the cluster runs the same work in another
 // order, while the loss is run again. Stopping much work for a job that
-// starts soon anyway made every large job wait longer.
-func (r *replayer) defragPays(j *Job, sh shape, victims []int, t float64) bool {
+// starts soon anyway made every large job wait longer. It also returns
+// that reservation, j's shadow time.
+func (r *replayer) defragPays(j *Job, sh shape, victims []int, t float64) (bool, float64) {
 	var lost float64
 	for _, v := range victims {
 		lost += float64(r.jobs[v].GPUs) * math.Mod(t-r.segs[r.cur[v]].start, r.checkpoint)
 	}
 	start := r.s.shadow(r.liveRuns(), sh)
-	return lost <= defragLossRatio*float64(j.GPUs)*(start-t)
+	return lost <= defragLossRatio*float64(j.GPUs)*(start-t), start
 }

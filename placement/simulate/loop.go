@@ -256,13 +256,18 @@ func (r *replayer) schedule(t float64) error {
 			}
 		}
 		if takes == nil && reserved < 0 && !held && r.defragAfter > 0 {
-			started, err := r.defragment(ji, t)
+			started, head, err := r.defragment(ji, t)
 			if err != nil {
 				return err
 			}
 			if started {
 				known = false
 				continue
+			}
+			if !math.IsNaN(head) && !r.concrete {
+				// This job becomes the reserved one, on the state
+				// defragPays saw: its shadow is already known.
+				shadow, known = head, true
 			}
 		}
 		if takes == nil && r.fifo {

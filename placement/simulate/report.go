@@ -128,18 +128,17 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 	for i := range jobs {
 		demand[i] = jobs[i].Submit
 	}
-	var useful, redone float64
+	var useful float64
 	for i, sg := range rp.segs {
 		j := &jobs[sg.job]
 		end = max(end, sg.end)
 		kept := sg.end - sg.lost
 		useful += float64(j.GPUs) * (kept - sg.start)
-		redone += float64(j.GPUs) * sg.lost
 		recs[i] = placement.Record{Account: j.Account, Workload: fmt.Sprint(j.ID), GPUs: j.GPUs,
 			Submit: epoch(demand[sg.job]), Start: epoch(sg.start), End: epoch(kept), Allocated: j.MinRuntime > 0}
 		demand[sg.job] = kept
 	}
-	r.UsefulGPUHours, r.RedoneGPUHours = round2(useful/3600), round2(redone/3600)
+	r.UsefulGPUHours, r.RedoneGPUHours = round2(useful/3600), r.LostGPUHours
 	r.WaitMean /= float64(len(jobs))
 	if r.MultiNodeJobs > 0 {
 		r.MeanLeafSpan = spanSum / float64(r.MultiNodeJobs)

@@ -123,7 +123,7 @@ func fairshares(kids []placement.AccountSpec) ([]string, error) {
 	for ; scale <= maxScale; scale *= 10 {
 		whole := true
 		for _, a := range kids {
-			if v := shares(a) * float64(scale); !a.UseParent && math.Abs(v-math.Round(v)) > 1e-9*math.Max(1, v) {
+			if v := a.EffectiveShares() * float64(scale); !a.UseParent && math.Abs(v-math.Round(v)) > 1e-9*math.Max(1, v) {
 				whole = false
 				break
 			}
@@ -141,19 +141,11 @@ func fairshares(kids []placement.AccountSpec) ([]string, error) {
 			out[i] = "parent"
 			continue
 		}
-		v := math.Round(shares(a) * float64(scale))
-		if v > math.MaxUint32-1 || (v == 0 && shares(a) > 0) {
-			return nil, fmt.Errorf("account %q: shares %g has no whole Fairshare in proportion to its siblings': %w", a.Name, shares(a), ErrInexpressible)
+		v := math.Round(a.EffectiveShares() * float64(scale))
+		if v > math.MaxUint32-1 || (v == 0 && a.EffectiveShares() > 0) {
+			return nil, fmt.Errorf("account %q: shares %g has no whole Fairshare in proportion to its siblings': %w", a.Name, a.EffectiveShares(), ErrInexpressible)
 		}
 		out[i] = strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return out, nil
-}
-
-// shares is the account's shares, 1 when absent (placement's default).
-func shares(a placement.AccountSpec) float64 {
-	if a.Shares == nil {
-		return 1
-	}
-	return *a.Shares
 }

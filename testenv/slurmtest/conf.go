@@ -118,7 +118,7 @@ func writeConfig(d confDir, o Options, ctldPort, slurmdPort int, nodePorts []int
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# slurm.conf written by testenv/slurmtest for Slurm %s\n", o.Version)
-	b.WriteString("ClusterName=topotest\n")
+	fmt.Fprintf(&b, "ClusterName=%s\n", dbdClusterKey)
 	b.WriteString("SlurmctldHost=localhost(127.0.0.1)\n")
 	fmt.Fprintf(&b, "SlurmctldPort=%d\nSlurmdPort=%d\n", ctldPort, slurmdPort)
 	if o.Version == V2205 {
