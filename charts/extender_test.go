@@ -35,7 +35,7 @@ func TestSchedulerExtender(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	out, err := render(t, h, "--set", "schedulerExtender.enabled=true", "--set", "schedulerExtender.clients={kube-scheduler}")
+	out, err := render(t, h, "--set", "schedulerExtender.enabled=true")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func TestSchedulerExtender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ext := cfg.Placement.Extender; !ext.Enabled || len(ext.Clients) != 1 || ext.Clients[0] != "kube-scheduler" {
-		t.Errorf("rendered placement.extender %+v, want enabled with client kube-scheduler", ext)
+	if ext := cfg.Placement.Extender; !ext.Enabled || len(ext.Clients) != 0 {
+		t.Errorf("rendered placement.extender %+v, want enabled without clients", ext)
 	}
 	// Without tokens a POST is let through for a known Host only, and the
 	// scheduler calls the Service by its DNS name (server's
@@ -96,9 +96,22 @@ func TestSchedulerExtender(t *testing.T) {
 	}
 
 	tlsOut, err := render(t, h, "--set", "schedulerExtender.enabled=true", "--set", "config.server.tls.cert=/tls/tls.crt",
-		"--set", "config.server.tls.key=/tls/tls.key", "--set", "config.server.tls.clientCA=/tls/ca.crt")
+		"--set", "config.server.tls.key=/tls/tls.key", "--set", "config.server.tls.clientCA=/tls/ca.crt",
+		"--set", "schedulerExtender.clients={kube-scheduler}")
 	if err != nil {
 		t.Fatal(err)
+	}
+	tlsCfg, err := config.Parse([]byte(renderedConfig(t, tlsOut)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ext := tlsCfg.Placement.Extender; !ext.Enabled || len(ext.Clients) != 1 || ext.Clients[0] != "kube-scheduler" {
+		t.Errorf("rendered placement.extender %+v, want enabled with client kube-scheduler", ext)
+	}
+	// Client names without a CA to verify them would not start the service.
+	if _, err := render(t, h, "--set", "schedulerExtender.enabled=true", "--set", "schedulerExtender.clients={kube-scheduler}"); err == nil ||
+		!strings.Contains(err.Error(), "config.server.tls.clientCA") {
+		t.Errorf("clients without config.server.tls.clientCA rendered (err %v)", err)
 	}
 	if s := schedulerConfig(t, tlsOut); !strings.Contains(s, `urlPrefix: "https://toposcope.toposcope.svc:49021/v1/extender"`) ||
 		!strings.Contains(s, "enableHTTPS: true") || !strings.Contains(s, "certFile:") {

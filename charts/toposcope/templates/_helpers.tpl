@@ -102,6 +102,9 @@ top (listen address, store, tokens, leader election).
 {{- $ext := deepCopy (default dict $placement.extender) -}}
 {{- $_ := set $ext "enabled" true -}}
 {{- if .Values.schedulerExtender.clients -}}
+{{- if not (default dict (default dict .Values.config.server).tls).clientCA -}}
+{{- fail "schedulerExtender.clients names client certificates, which need config.server.tls.clientCA (and cert, key) to be verified" -}}
+{{- end -}}
 {{- $_ := set $ext "clients" .Values.schedulerExtender.clients -}}
 {{- end -}}
 {{- $_ := set $placement "extender" $ext -}}
