@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
@@ -59,11 +61,29 @@ func ListEach(ctx context.Context, ri dynamic.ResourceInterface, pageSize int64,
 	}
 }
 
+// update is one planned update: want written onto the object as read.
+type update struct {
+	next, want *unstructured.Unstructured
+}
+
+// onto is cur with w's spec, labels, annotations and (when w names any)
+// owners: what an update writes.
+func onto(cur, w *unstructured.Unstructured) *unstructured.Unstructured {
+	next := cur.DeepCopy()
+	next.Object["spec"] = w.Object["spec"]
+	next.SetLabels(merged(cur.GetLabels(), w.GetLabels()))
+	next.SetAnnotations(merged(cur.GetAnnotations(), w.GetAnnotations()))
+	if refs := w.GetOwnerReferences(); refs != nil {
+		next.SetOwnerReferences(refs)
+	}
+	return next
+}
+
 // ObjectPlan is what Objects.Plan found to write.
 type ObjectPlan struct {
 	o      Objects
 	create []*unstructured.Unstructured
-	update []*unstructured.Unstructured
+	update []update
 	remove []string
 }
 
@@ -99,14 +119,7 @@ func (o Objects) Plan(ctx context.Context, want []*unstructured.Unstructured, re
 		case same(cur, w):
 			res.Unchanged++
 		default:
-			next := cur.DeepCopy()
-			next.Object["spec"] = w.Object["spec"]
-			next.SetLabels(merged(cur.GetLabels(), w.GetLabels()))
-			next.SetAnnotations(merged(cur.GetAnnotations(), w.GetAnnotations()))
-			if refs := w.GetOwnerReferences(); refs != nil {
-				next.SetOwnerReferences(refs)
-			}
-			p.update = append(p.update, next)
+			p.update = append(p.update, update{next: onto(cur, w), want: w})
 			res.Changes = append(res.Changes, Change{Kind: o.Kind, Namespace: o.Namespace, Name: name, Op: "update"})
 			res.Changed++
 		}
@@ -173,9 +186,9 @@ func (p *ObjectPlan) Write(ctx context.Context, res *Result) error {
 		}
 		done++
 	}
-	for _, w := range p.update {
-		if _, err := c.Update(ctx, w, metav1.UpdateOptions{FieldManager: kubeclient.FieldManager}); err != nil {
-			return fail("update", w.GetName(), err)
+	for _, u := range p.update {
+		if err := p.writeUpdate(ctx, c, u); err != nil {
+			return fail("update", u.want.GetName(), err)
 		}
 		done++
 	}
@@ -186,6 +199,31 @@ func (p *ObjectPlan) Write(ctx context.Context, res *Result) error {
 		done++
 	}
 	return nil
+}
+
+// writeUpdate writes u. When the object changed since it was read (a
+// controller wrote its status, another writer a label), it is read again
+// (a LIST by name: the engines' rules grant no GET) and want is written
+// onto it, as long as it is still toposcope's.
+func (p *ObjectPlan) writeUpdate(ctx context.Context, c dynamic.ResourceInterface, u update) error {
+	next := u.next
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := c.Update(ctx, next, metav1.UpdateOptions{FieldManager: kubeclient.FieldManager})
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		list, lerr := c.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + u.want.GetName()})
+		switch {
+		case lerr != nil:
+			return lerr
+		case len(list.Items) != 1:
+			return errors.New("it is gone since it was read")
+		case list.Items[0].GetLabels()[keys.ManagedBy] != kubeclient.FieldManager:
+			return fmt.Errorf("it is no longer labelled %s=%s", keys.ManagedBy, kubeclient.FieldManager)
+		}
+		next = onto(&list.Items[0], u.want)
+		return err // a conflict: RetryOnConflict writes next
+	})
 }
 
 // Converge plans want, lets opts.Guard see the plan, and writes it unless
