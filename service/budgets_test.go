@@ -20,22 +20,18 @@ import (
 	"github.com/toposcope/toposcope/testenv/kubetest"
 )
 
-// TestBudgetsEnginePublishesBudgets: an engine of the budgets tree
-// (kueue-budgets, printing) is given the budgets in force; with none set
-// it publishes nothing, and a change of budgets alone is published at the
-// next run although the graph is unchanged.
-func TestBudgetsEnginePublishesBudgets(t *testing.T) {
-	t.Parallel()
+// printingBudgetsLoop is a loop on a 32-node sim model whose one engine
+// is kueue-budgets printing to out, given the budgets stored in budgets.
+func printingBudgetsLoop(t *testing.T) (*service.Loop, *atomic.Pointer[placement.Budgets], *bytes.Buffer) {
+	t.Helper()
 	f := newFixture(t, "")
-	defer f.store.Close()
-	prov := simPlugin(t, 32)
+	t.Cleanup(func() { _ = f.store.Close() })
 	eng := config.Plugin{Name: "kueue-budgets"}
 	config.SetParam(&eng.Params, "mode", "print")
-	var budgets atomic.Pointer[placement.Budgets]
-	var out bytes.Buffer
+	budgets, out := &atomic.Pointer[placement.Budgets]{}, &bytes.Buffer{}
 	l, err := service.NewLoop(service.LoopDeps{
-		Registry: app.Registry(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter, Stdout: &out,
-		Provider: prov, Engines: []config.Plugin{eng}, Config: config.DefaultDiscovery(), Retention: config.DefaultStore().Retention,
+		Registry: app.Registry(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter, Stdout: out,
+		Provider: simPlugin(t, 32), Engines: []config.Plugin{eng}, Config: config.DefaultDiscovery(), Retention: config.DefaultStore().Retention,
 		Budgets: budgets.Load,
 	})
 	if err != nil {
@@ -44,11 +40,23 @@ func TestBudgetsEnginePublishesBudgets(t *testing.T) {
 	if err := l.Load(); err != nil {
 		t.Fatal(err)
 	}
-	tree := func(nlp float64) *placement.Budgets {
-		return &placement.Budgets{Accounts: []placement.AccountSpec{
-			{Name: "nlp", Shares: placement.Shares(nlp)}, {Name: "vision", Shares: placement.Shares(1)},
-		}}
-	}
+	return l, budgets, out
+}
+
+// nlpVision is a two-account budgets tree, nlp's shares given.
+func nlpVision(nlp float64) *placement.Budgets {
+	return &placement.Budgets{Accounts: []placement.AccountSpec{
+		{Name: "nlp", Shares: placement.Shares(nlp)}, {Name: "vision", Shares: placement.Shares(1)},
+	}}
+}
+
+// TestBudgetsEnginePublishesBudgets: an engine of the budgets tree
+// (kueue-budgets, printing) is given the budgets in force; with none set
+// it publishes nothing, and a change of budgets alone is published at the
+// next run although the graph is unchanged.
+func TestBudgetsEnginePublishesBudgets(t *testing.T) {
+	t.Parallel()
+	l, budgets, out := printingBudgetsLoop(t)
 	steps := []struct {
 		name    string
 		trigger string
@@ -58,9 +66,9 @@ func TestBudgetsEnginePublishesBudgets(t *testing.T) {
 	}{
 		{"no budgets: nothing published", service.TriggerStartup, nil, 1, ""},
 		{"still none: graph unchanged, no publish", service.TriggerInterval, nil, 0, ""},
-		{"budgets set: published", service.TriggerInterval, tree(3), 1, "weight: \"3\""},
-		{"same budgets: no publish", service.TriggerInterval, tree(3), 0, ""},
-		{"a share changes: published", service.TriggerInterval, tree(5), 1, "weight: \"5\""},
+		{"budgets set: published", service.TriggerInterval, nlpVision(3), 1, "weight: \"3\""},
+		{"same budgets: no publish", service.TriggerInterval, nlpVision(3), 0, ""},
+		{"a share changes: published", service.TriggerInterval, nlpVision(5), 1, "weight: \"5\""},
 	}
 	for _, s := range steps { // sequential: each run builds on the last
 		budgets.Store(s.set)
@@ -89,33 +97,12 @@ func TestBudgetsEnginePublishesBudgets(t *testing.T) {
 // published the same budgets.
 func TestPublishBudgetsCountsAsPublished(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, "")
-	defer f.store.Close()
-	eng := config.Plugin{Name: "kueue-budgets"}
-	config.SetParam(&eng.Params, "mode", "print")
-	var budgets atomic.Pointer[placement.Budgets]
-	var out bytes.Buffer
-	l, err := service.NewLoop(service.LoopDeps{
-		Registry: app.Registry(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter, Stdout: &out,
-		Provider: simPlugin(t, 32), Engines: []config.Plugin{eng}, Config: config.DefaultDiscovery(), Retention: config.DefaultStore().Retention,
-		Budgets: budgets.Load,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Load(); err != nil {
-		t.Fatal(err)
-	}
-	tree := func(nlp float64) *placement.Budgets {
-		return &placement.Budgets{Accounts: []placement.AccountSpec{
-			{Name: "nlp", Shares: placement.Shares(nlp)}, {Name: "vision", Shares: placement.Shares(1)},
-		}}
-	}
-	budgets.Store(tree(3))
+	l, budgets, out := printingBudgetsLoop(t)
+	budgets.Store(nlpVision(3))
 	if run, err := l.RunOnce(context.Background(), service.TriggerStartup); err != nil || len(run.Engines) != 1 {
 		t.Fatalf("startup: err %v, engines %+v; want 1 engine", err, run)
 	}
-	budgets.Store(tree(5))
+	budgets.Store(nlpVision(5))
 	out.Reset()
 	res := l.PublishBudgets(context.Background(), false)
 	if len(res) != 1 || res[0].Error != "" || !strings.Contains(out.String(), "weight: \"5\"") {
