@@ -91,7 +91,7 @@ test:
 
 ## bench: the scale benchmarks quoted in the docs.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./topology/ ./providers/sim/ ./engines/slurm/ ./internal/hostlist/ ./providers/infiniband/
+	$(GO) test -run '^$$' -bench . -benchmem ./topology/ ./providers/sim/ ./engines/slurm/ ./internal/hostlist/ ./providers/infiniband/ ./internal/strictjson/
 
 ## fuzz: a short run of every fuzz target.
 fuzz:
@@ -101,6 +101,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./providers/nvlink/
 	$(GO) test -run '^$$' -fuzz FuzzParseGenerateRequest -fuzztime 30s ./server/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/config/
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./internal/strictjson/
 
 clean:
 	rm -rf bin dist

@@ -34,20 +34,33 @@ func (e *Error) Error() string { return e.Field + ": " + e.Msg }
 // Unwrap lets errors.Is match ErrKey.
 func (e *Error) Unwrap() error { return ErrKey }
 
-// maxDepth bounds the nesting walked; encoding/json refuses deeper
-// documents itself (10000).
-const maxDepth = 10000
+// MaxDepth is the deepest nesting Check lets through: an object or
+// array inside MaxDepth others is refused. No document the service
+// reads nests more than a few tens deep; encoding/json alone would walk
+// 10000 levels.
+const MaxDepth = 256
+
+// Error.Field of a document nested deeper than MaxDepth names only the
+// start of the path: at most pathStart segments, each key cut to
+// keyStart bytes.
+const (
+	pathStart = 8
+	keyStart  = 64
+)
 
 // Check walks data (one JSON value) beside t, the type it is decoded
 // into (a pointer is followed; nil checks repeated keys only). Inside a
 // type with its own UnmarshalJSON, a map or an interface, only repeated
-// keys are refused. Malformed JSON is not Check's to report: it stops
-// and returns nil, and the decoder says what is wrong.
+// keys are refused. A document nested deeper than MaxDepth is an Error
+// naming the start of the path. Malformed JSON is not Check's to report:
+// it stops and returns nil, and the decoder says what is wrong. Its
+// memory is linear in the size of data: the path of a value is kept as
+// a stack of its keys and built only for an error.
 func Check(data []byte, t reflect.Type) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	w := walker{dec: dec, fields: map[reflect.Type]map[string]reflect.Type{}}
-	err := w.value(t, "", "", -1, 0)
+	err := w.value(t)
 	if errors.Is(err, errSyntax) {
 		return nil
 	}
@@ -57,9 +70,18 @@ func Check(data []byte, t reflect.Type) error {
 // errSyntax stops the walk at malformed JSON.
 var errSyntax = errors.New("syntax")
 
+// segment is one step of a path: an object's key, or, when idx is not
+// negative, an array's element.
+type segment struct {
+	key string
+	idx int
+}
+
 type walker struct {
 	dec    *json.Decoder
 	fields map[reflect.Type]map[string]reflect.Type
+	// path holds the steps to the value being walked.
+	path []segment
 }
 
 var (
@@ -86,25 +108,47 @@ func open(t reflect.Type) reflect.Type {
 	return nil
 }
 
-// join is the path of a value: element idx of parent, or, when idx is
-// negative, its key (parent.key).
-func join(parent, key string, idx int) string {
-	switch {
-	case idx >= 0:
-		return parent + "[" + strconv.Itoa(idx) + "]"
-	case parent == "":
-		return key
+// pathOf writes segs as a path ("records[2].account"), keys cut to
+// keyLen bytes when keyLen is positive.
+func pathOf(segs []segment, keyLen int) string {
+	var b strings.Builder
+	for _, s := range segs {
+		switch {
+		case s.idx >= 0:
+			b.WriteString("[" + strconv.Itoa(s.idx) + "]")
+			continue
+		case b.Len() > 0:
+			b.WriteByte('.')
+		}
+		k := s.key
+		if keyLen > 0 && len(k) > keyLen {
+			k = k[:keyLen] + "..."
+		}
+		b.WriteString(k)
 	}
-	return parent + "." + key
+	return b.String()
 }
 
-// value walks one value, at the path join(parent, key, idx): the path is
-// only built for a container, so that a long array of scalars costs no
-// string per element.
-func (w *walker) value(t reflect.Type, parent, key string, idx, depth int) error {
-	if depth > maxDepth {
-		return errSyntax
+// errorAt is an Error at the current path with key appended.
+func (w *walker) errorAt(key, msg string) *Error {
+	return &Error{Field: pathOf(append(w.path[:len(w.path):len(w.path)], segment{key: key, idx: -1}), 0), Msg: msg}
+}
+
+// tooDeep is the Error of a value nested deeper than MaxDepth: its
+// Field is the start of the path.
+func (w *walker) tooDeep() *Error {
+	field := pathOf(w.path[:min(len(w.path), pathStart)], keyStart)
+	if len(w.path) > pathStart {
+		field += "..."
 	}
+	if field == "" {
+		field = "body"
+	}
+	return &Error{Field: field, Msg: "nested more than " + strconv.Itoa(MaxDepth) + " levels deep"}
+}
+
+// value walks one value at w.path.
+func (w *walker) value(t reflect.Type) error {
 	tok, err := w.dec.Token()
 	if err != nil {
 		return errSyntax
@@ -113,7 +157,9 @@ func (w *walker) value(t reflect.Type, parent, key string, idx, depth int) error
 	if !ok {
 		return nil
 	}
-	path := join(parent, key, idx)
+	if len(w.path) >= MaxDepth {
+		return w.tooDeep()
+	}
 	t = open(t)
 	switch d {
 	case '[':
@@ -122,44 +168,59 @@ func (w *walker) value(t reflect.Type, parent, key string, idx, depth int) error
 			elem = t.Elem()
 		}
 		for i := 0; w.dec.More(); i++ {
-			if err := w.value(elem, path, "", i, depth+1); err != nil {
+			w.path = append(w.path, segment{idx: i})
+			err := w.value(elem)
+			w.path = w.path[:len(w.path)-1]
+			if err != nil {
 				return err
 			}
 		}
 	case '{':
-		var fields map[string]reflect.Type
-		var elem reflect.Type
-		if t != nil && t.Kind() == reflect.Struct {
-			fields = w.fieldsOf(t)
-		} else if t != nil && t.Kind() == reflect.Map {
-			elem = t.Elem()
-		}
-		seen := map[string]bool{}
-		for w.dec.More() {
-			kt, err := w.dec.Token()
-			if err != nil {
-				return errSyntax
-			}
-			k, _ := kt.(string)
-			if seen[k] {
-				return &Error{Field: join(path, k, -1), Msg: "appears twice in one object"}
-			}
-			seen[k] = true
-			next := elem
-			if fields != nil {
-				ft, ok := fields[k]
-				if !ok {
-					return &Error{Field: join(path, k, -1), Msg: unknown(fields, k)}
-				}
-				next = ft
-			}
-			if err := w.value(next, path, k, -1, depth+1); err != nil {
-				return err
-			}
+		if err := w.object(t); err != nil {
+			return err
 		}
 	}
 	if _, err := w.dec.Token(); err != nil { // the closing delimiter
 		return errSyntax
+	}
+	return nil
+}
+
+// object walks the members of an object whose '{' was read, decoded
+// into t (nil: only repeated keys are refused).
+func (w *walker) object(t reflect.Type) error {
+	var fields map[string]reflect.Type
+	var elem reflect.Type
+	if t != nil && t.Kind() == reflect.Struct {
+		fields = w.fieldsOf(t)
+	} else if t != nil && t.Kind() == reflect.Map {
+		elem = t.Elem()
+	}
+	seen := map[string]bool{}
+	for w.dec.More() {
+		kt, err := w.dec.Token()
+		if err != nil {
+			return errSyntax
+		}
+		k, _ := kt.(string)
+		if seen[k] {
+			return w.errorAt(k, "appears twice in one object")
+		}
+		seen[k] = true
+		next := elem
+		if fields != nil {
+			ft, ok := fields[k]
+			if !ok {
+				return w.errorAt(k, unknown(fields, k))
+			}
+			next = ft
+		}
+		w.path = append(w.path, segment{key: k, idx: -1})
+		err = w.value(next)
+		w.path = w.path[:len(w.path)-1]
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
