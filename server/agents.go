@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -34,15 +33,13 @@ const (
 // JSON) replaces the node's report; older reports are pruned.
 func (h *handlers) putAgent(c *gin.Context) {
 	node := c.Param("node")
-	if c.Request.ContentLength > agents.MaxReportBytes {
-		h.fail(c, &http.MaxBytesError{Limit: agents.MaxReportBytes})
+	b, err := h.readBody(c, agents.MaxReportBytes)
+	if err != nil {
+		h.fail(c, err)
 		return
 	}
-	body := c.Request.Body
-	if body != nil && body != http.NoBody {
-		body = http.MaxBytesReader(c.Writer, body, agents.MaxReportBytes)
-	}
-	f, err := decodeFacts(body)
+	defer b.release()
+	f, err := decodeFacts(b.data)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -84,12 +81,9 @@ func (h *handlers) pruneAgents() {
 
 // decodeFacts reads one JSON providers.NodeFacts (strict JSON) and checks its
 // values (agents.CheckFacts).
-func decodeFacts(body io.Reader) (providers.NodeFacts, error) {
+func decodeFacts(raw []byte) (providers.NodeFacts, error) {
 	var f providers.NodeFacts
-	if body == nil || body == http.NoBody {
-		return f, badParam("body", "is required")
-	}
-	if err := decodeStrict(body, &f); err != nil {
+	if err := decodeStrict(raw, &f); err != nil {
 		return f, err
 	}
 	if err := agents.CheckFacts(f); err != nil {

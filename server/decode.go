@@ -12,25 +12,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gin-gonic/gin"
 
 	"github.com/toposcope/toposcope/internal/strictjson"
 	"github.com/toposcope/toposcope/service"
 )
 
-// decodeStrict decodes one JSON value from body into v: a key v does not
-// have (keys are case-sensitive), a key repeated in one object, a value
-// of the wrong type or size, and data after the value are each a
+// decodeStrict decodes one JSON value from raw (a body read by
+// readBody) into v: a key v does not have (keys are case-sensitive), a
+// key repeated in one object, a nesting deeper than strictjson.MaxDepth,
+// a value of the wrong type or size, and data after the value are each a
 // RequestError naming the field ("body" for the whole). Nothing is
 // changed by a body that fails: callers act only on success. Every
 // request body is decoded by it (decodeWithDurations calls it).
-func decodeStrict(body io.Reader, v any) error {
-	if body == nil {
+func decodeStrict(raw []byte, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return badParam("body", "is required")
-	}
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		return jsonFieldError(err)
 	}
 	if err := checkKeys(raw, v, ""); err != nil {
 		return err
@@ -104,22 +100,10 @@ func decodeWithDurations(raw []byte, v any, prefix string, keys ...string) error
 			}
 		}
 	}
-	err := decodeStrict(bytes.NewReader(raw), v)
+	err := decodeStrict(raw, v)
 	var re *service.RequestError
 	if prefix != "" && errors.As(err, &re) && re.Field != "body" {
 		re.Field = prefix + re.Field
 	}
 	return err
-}
-
-// readBody reads the whole request body (already capped by limitBody).
-func readBody(c *gin.Context) ([]byte, error) {
-	if c.Request.Body == nil {
-		return nil, badParam("body", "is required")
-	}
-	raw, err := io.ReadAll(c.Request.Body)
-	if err != nil {
-		return nil, &service.RequestError{Field: "body", Err: err}
-	}
-	return raw, nil
 }

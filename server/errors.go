@@ -49,6 +49,8 @@ func statusOf(err error) (int, string) {
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge, "body_too_large"
+	case errors.Is(err, errBodySlow):
+		return http.StatusRequestTimeout, "body_timeout"
 	case errors.Is(err, errUnauthorized):
 		return http.StatusUnauthorized, "unauthorized"
 	case errors.Is(err, errForbidden):

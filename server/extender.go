@@ -33,15 +33,23 @@ func (h *handlers) extenderRoutes(v1 *gin.RouterGroup) {
 var errExtenderBusy = fmt.Errorf("%w: placement.extender.maxConcurrent extender calls are in progress", service.ErrBusy)
 
 // extenderVerb serves one verb: 404 while the extender is off; else it
-// takes one of the extender's call slots (429 when none is free, before
-// the body is read) for the whole call, decodes the body strictly into
-// an A and answers what the extender's verb returns.
+// reads the body (within server.bodyReadTimeout and server.maxBodyMemory),
+// then takes one of the extender's call slots (429 when none is free) for
+// the rest of the call, decodes the body strictly into an A and answers
+// what the extender's verb returns. A caller that sends its body slowly
+// holds no slot: kube-scheduler's calls are not starved by it.
 func extenderVerb[A, R any](h *handlers, verb func(*extender.Extender, context.Context, *A) (R, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if h.Extender == nil {
 			h.fail(c, errExtenderOff)
 			return
 		}
+		b, err := h.readBody(c, h.Config.MaxBodyBytes)
+		if err != nil {
+			h.fail(c, err)
+			return
+		}
+		defer b.release()
 		n, ok := h.extenderSlots.tryAcquire(1)
 		if !ok {
 			h.fail(c, errExtenderBusy)
@@ -49,7 +57,7 @@ func extenderVerb[A, R any](h *handlers, verb func(*extender.Extender, context.C
 		}
 		defer h.extenderSlots.release(n)
 		var a A
-		if err := decodeStrict(c.Request.Body, &a); err != nil {
+		if err := decodeStrict(b.data, &a); err != nil {
 			h.fail(c, err)
 			return
 		}

@@ -3,14 +3,9 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toposcope/toposcope/service/extender"
 )
@@ -112,57 +107,6 @@ func TestExtenderSizes(t *testing.T) {
 		}
 	}
 	t.Logf("answer of %d bytes for %d names (%d bytes asked)", w.Body.Len(), len(all), len(mustJSON(t, all)))
-}
-
-// TestExtenderCallsBounded: with placement.extender.maxConcurrent 1, a
-// caller that stalls in the middle of its body holds the one slot; other
-// calls get 429 with Retry-After at once, reads of the topology go on,
-// and the slot is free again when the stalled caller goes away.
-func TestExtenderCallsBounded(t *testing.T) {
-	t.Parallel()
-	s := newStack(t, stackOpts{extender: true, extenderMax: 1})
-	s.discover()
-	srv := httptest.NewServer(s.handler)
-	defer srv.Close()
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Headers and half of a 100-byte body: the handler waits in decoding.
-	if _, err := io.WriteString(conn, "POST /v1/extender/filter HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
-		"Content-Length: 100\r\n\r\n{\"Pod\":null,\"NodeNames\":["); err != nil {
-		t.Fatal(err)
-	}
-	call := func() *http.Response {
-		t.Helper()
-		resp, err := http.Post(srv.URL+"/v1/extender/filter", "application/json", strings.NewReader(`{"Pod":null,"NodeNames":["gpu001"]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		return resp
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	resp := call()
-	for resp.StatusCode != http.StatusTooManyRequests && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // until the stalled call has taken the slot
-		resp = call()
-	}
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("a call while the slot is held = %d (Retry-After %q), want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
-	}
-	if r, err := http.Get(srv.URL + "/v1/nodes/gpu001"); err != nil || r.StatusCode != 200 {
-		t.Errorf("a read of the topology while the extender is busy: %v %v", r, err)
-	}
-	_ = conn.Close()
-	deadline = time.Now().Add(30 * time.Second)
-	for resp = call(); resp.StatusCode != 200 && time.Now().Before(deadline); resp = call() {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if resp.StatusCode != 200 {
-		t.Errorf("after the stalled caller left: %d, want 200", resp.StatusCode)
-	}
 }
 
 // TestExtenderHostileCalls: 8 callers send 25 hostile calls each at once

@@ -21,17 +21,6 @@ import (
 // operator's configuration is the service's (it needs that
 // configuration).
 
-// decodeGenerateRequest strictly decodes a request body: one JSON object
-// of the documented shape, no unknown fields, every type checked. Errors
-// are RequestErrors naming the field; they never quote credentials.
-func decodeGenerateRequest(body io.Reader) (*service.GenerateRequest, error) {
-	data, err := io.ReadAll(body)
-	if err != nil {
-		return nil, &service.RequestError{Field: "(body)", Err: fmt.Errorf("read: %w", err)}
-	}
-	return ParseGenerateRequest(data)
-}
-
 // ParseGenerateRequest is the decoder of a POST /v1/generate and /v1/lookup
 // body, on a byte slice: one JSON object of the documented shape, no
 // unknown fields, every type checked, node groups merged by region and

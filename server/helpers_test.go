@@ -66,6 +66,10 @@ type stackOpts struct {
 	snapshotReads int
 	// maxBody is server.maxBodyBytes; 64 KiB if 0.
 	maxBody int64
+	// bodyMemory and bodyTimeout are server.maxBodyMemory and
+	// server.bodyReadTimeout; the defaults if 0.
+	bodyMemory  int64
+	bodyTimeout time.Duration
 	// extender turns placement.extender on, with these client names.
 	extender        bool
 	extenderClients []string
@@ -129,6 +133,12 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	cfg.Server.MaxBodyBytes = 64 << 10
 	if o.maxBody != 0 {
 		cfg.Server.MaxBodyBytes = o.maxBody
+	}
+	if o.bodyMemory != 0 {
+		cfg.Server.MaxBodyMemory = o.bodyMemory
+	}
+	if o.bodyTimeout != 0 {
+		cfg.Server.BodyReadTimeout = o.bodyTimeout
 	}
 	cfg.Server.MaxConcurrentDiscoveries = 2
 	cfg.Server.Publish = o.publish

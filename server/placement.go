@@ -109,13 +109,14 @@ func (h *handlers) ignoredRecords(c *gin.Context) {
 
 // placements answers POST /v1/placements with ranked, explained candidates.
 func (h *handlers) placements(c *gin.Context) {
-	raw, err := readBody(c)
+	b, err := h.readBody(c, h.Config.MaxBodyBytes)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
+	defer b.release()
 	var req placementRequest
-	if err := decodeWithDurations(raw, &req, "", "duration", "minRuntime"); err != nil {
+	if err := decodeWithDurations(b.data, &req, "", "duration", "minRuntime"); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -176,7 +177,13 @@ func (h *handlers) appendLedger(c *gin.Context) {
 	var body struct {
 		Records []json.RawMessage `json:"records"`
 	}
-	if err := decodeStrict(c.Request.Body, &body); err != nil {
+	b, err := h.readBody(c, h.Config.MaxBodyBytes)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	defer b.release()
+	if err := decodeStrict(b.data, &body); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -210,8 +217,14 @@ func (h *handlers) budgets(c *gin.Context) {
 // putBudgets answers PUT /v1/budgets: the tree is replaced, then
 // published by the engines of the budgets tree.
 func (h *handlers) putBudgets(c *gin.Context) {
+	raw, err := h.readBody(c, h.Config.MaxBodyBytes)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	defer raw.release()
 	var b placement.Budgets
-	if err := decodeStrict(c.Request.Body, &b); err != nil {
+	if err := decodeStrict(raw.data, &b); err != nil {
 		h.fail(c, err)
 		return
 	}

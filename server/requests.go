@@ -14,7 +14,7 @@ import (
 // generate is Topograph's POST /v1/generate: 202 with the request ID as
 // plain text (JSON when the client accepts only JSON).
 func (h *handlers) generate(c *gin.Context) {
-	req, err := decodeGenerateRequest(c.Request.Body)
+	req, err := h.generateRequest(c)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -47,7 +47,7 @@ func (h *handlers) topology(c *gin.Context) {
 // /v1/generate, answered as GET /v1/topology answers its request ID,
 // without submitting anything.
 func (h *handlers) lookup(c *gin.Context) {
-	req, err := decodeGenerateRequest(c.Request.Body)
+	req, err := h.generateRequest(c)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -58,6 +58,17 @@ func (h *handlers) lookup(c *gin.Context) {
 		return
 	}
 	h.answer(c, id)
+}
+
+// generateRequest reads and decodes the body of POST /v1/generate or
+// /v1/lookup.
+func (h *handlers) generateRequest(c *gin.Context) (*service.GenerateRequest, error) {
+	b, err := h.readBody(c, h.Config.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer b.release()
+	return ParseGenerateRequest(b.data)
 }
 
 // answer writes the state of request id.

@@ -82,6 +82,9 @@ type handlers struct {
 	extenderClients []string
 	// extenderSlots bounds the extender calls served at once.
 	extenderSlots *readSlots
+	// bodyMemory bounds the memory of the bodies being read and decoded
+	// (server.maxBodyMemory), in bytes.
+	bodyMemory *readSlots
 }
 
 // New builds the router.
@@ -107,6 +110,14 @@ func New(d Deps) (*gin.Engine, error) {
 		Placement: svc.Placement, Placer: svc.Placer, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
 		Extender: d.Extender,
 	}, log: d.Logger.With("component", "http"), tokens: d.Tokens, extenderClients: svc.Config.Placement.Extender.Clients}
+	def := config.DefaultServer()
+	if h.Config.BodyReadTimeout <= 0 {
+		h.Config.BodyReadTimeout = def.BodyReadTimeout
+	}
+	if h.Config.MaxBodyMemory <= 0 {
+		h.Config.MaxBodyMemory = max(def.MaxBodyMemory, config.BodyMemoryFactor*h.Config.MaxBodyBytes)
+	}
+	h.bodyMemory = newReadSlots(int(h.Config.MaxBodyMemory))
 	h.snapReads = newReadSlots(max(h.Config.MaxSnapshotReads, 1))
 	h.extenderSlots = newReadSlots(max(svc.Config.Placement.Extender.MaxConcurrent, 1))
 	h.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{

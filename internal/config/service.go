@@ -27,6 +27,17 @@ type Server struct {
 	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
 	// ReadTimeout bounds reading a whole request (default 30s).
 	ReadTimeout time.Duration `yaml:"readTimeout"`
+	// BodyReadTimeout bounds reading the body of a request that the
+	// service decodes (the extender's calls, placements, agent reports,
+	// every JSON body), from the end of its headers (default 10s): a
+	// caller that sends its body slowly is cut off then, and holds no
+	// extender slot meanwhile.
+	BodyReadTimeout time.Duration `yaml:"bodyReadTimeout"`
+	// MaxBodyMemory bounds the memory of the request bodies being read
+	// and decoded at once; each is charged BodyMemoryFactor times its
+	// bytes as they arrive. Past it, 429 with Retry-After (default
+	// 48 MiB; at least BodyMemoryFactor × maxBodyBytes).
+	MaxBodyMemory int64 `yaml:"maxBodyMemory"`
 	// WriteTimeout bounds writing a response; a streamed response gets
 	// it again after each chunk it manages to write (default 60s).
 	WriteTimeout time.Duration `yaml:"writeTimeout"`
@@ -100,6 +111,11 @@ func (a Auth) Configured() bool { return a.TokensFile != "" || a.TokensEnv != ""
 // into memory whole.
 const MaxBodyBytesLimit = 1 << 30
 
+// BodyMemoryFactor is what a decoded body is charged against
+// server.maxBodyMemory, per byte: the body itself, the buffer's growth
+// and what decoding it holds (docs/performance.md has the measurement).
+const BodyMemoryFactor = 4
+
 // DefaultServer returns the server defaults.
 func DefaultServer() Server {
 	return Server{
@@ -107,6 +123,8 @@ func DefaultServer() Server {
 		MaxBodyBytes:             8 << 20,
 		ReadHeaderTimeout:        5 * time.Second,
 		ReadTimeout:              30 * time.Second,
+		BodyReadTimeout:          10 * time.Second,
+		MaxBodyMemory:            48 << 20,
 		WriteTimeout:             60 * time.Second,
 		IdleTimeout:              120 * time.Second,
 		ShutdownTimeout:          15 * time.Second,
@@ -132,7 +150,7 @@ func (s *Server) Validate() error {
 		key string
 		v   time.Duration
 	}{
-		{"readHeaderTimeout", s.ReadHeaderTimeout}, {"readTimeout", s.ReadTimeout},
+		{"readHeaderTimeout", s.ReadHeaderTimeout}, {"readTimeout", s.ReadTimeout}, {"bodyReadTimeout", s.BodyReadTimeout},
 		{"writeTimeout", s.WriteTimeout}, {"idleTimeout", s.IdleTimeout},
 		{"shutdownTimeout", s.ShutdownTimeout}, {"requestTimeout", s.RequestTimeout},
 	}
@@ -143,6 +161,10 @@ func (s *Server) Validate() error {
 	}
 	if s.MaxBodyBytes < 1024 || s.MaxBodyBytes > MaxBodyBytesLimit {
 		errs = append(errs, Errorf("maxBodyBytes", "must be at least 1024 and at most %d (1 GiB), got %d", int64(MaxBodyBytesLimit), s.MaxBodyBytes))
+	}
+	if s.MaxBodyBytes >= 1024 && s.MaxBodyBytes <= MaxBodyBytesLimit && (s.MaxBodyMemory < BodyMemoryFactor*s.MaxBodyBytes || s.MaxBodyMemory > BodyMemoryFactor*MaxBodyBytesLimit) {
+		errs = append(errs, Errorf("maxBodyMemory", "must be at least %d × maxBodyBytes (%d) and at most %d, got %d: a body of maxBodyBytes is charged %d times its size",
+			BodyMemoryFactor, BodyMemoryFactor*s.MaxBodyBytes, int64(BodyMemoryFactor*MaxBodyBytesLimit), s.MaxBodyMemory, BodyMemoryFactor))
 	}
 	if s.MaxConcurrentDiscoveries < 1 || s.MaxConcurrentDiscoveries > 64 {
 		errs = append(errs, Errorf("maxConcurrentDiscoveries", "must be between 1 and 64, got %d", s.MaxConcurrentDiscoveries))
