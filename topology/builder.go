@@ -34,6 +34,13 @@ type Builder struct {
 	parent    map[string]string // child switch ID -> parent switch ID
 	problems  []error
 	extraErrs int
+	// The indexes of TryAddPath and TryAddToDomain, made on their first
+	// use (indexNames) and kept up to date from then on: the switch
+	// and domain IDs by safe name, the switches with child switches and
+	// with nodes, and each sub-domain's domain.
+	swNames, domNames  map[string]string
+	hasChild, hasNodes map[string]bool
+	subOf              map[string]string
 }
 
 // NewBuilder returns an empty Builder.
@@ -109,6 +116,11 @@ func (b *Builder) AddSwitch(s SwitchInfo) {
 		return
 	}
 	b.switches[s.ID] = s
+	if b.swNames != nil {
+		if name := SafeName(s.ID); b.swNames[name] == "" {
+			b.swNames[name] = s.ID
+		}
+	}
 }
 
 // Link makes child a child switch of parent. Both must be declared by the
@@ -121,6 +133,9 @@ func (b *Builder) Link(parent, child string) {
 		return
 	}
 	b.parent[child] = parent
+	if b.hasChild != nil {
+		b.hasChild[parent] = true
+	}
 }
 
 // AttachNode puts a declared node directly under a switch.
@@ -131,6 +146,9 @@ func (b *Builder) AttachNode(switchID, node string) {
 		b.fail(fmt.Errorf("switch %q: node %q: %w", switchID, node, ErrUnknownNode))
 	case n.Leaf == "":
 		n.Leaf = switchID
+		if b.hasNodes != nil {
+			b.hasNodes[switchID] = true
+		}
 	case n.Leaf != switchID:
 		b.fail(fmt.Errorf("node %q under %q and %q: %w", node, n.Leaf, switchID, ErrTwoLeaves))
 	}
@@ -164,6 +182,9 @@ func (b *Builder) AddToDomain(node, domain, subDomain string) {
 		b.fail(fmt.Errorf("domain %q: node %q: %w", domain, node, ErrUnknownNode))
 	case n.Domain == "":
 		n.Domain, n.SubDomain = domain, subDomain
+		if b.domNames != nil {
+			b.noteNode(n)
+		}
 	case n.Domain != domain || n.SubDomain != subDomain:
 		b.fail(fmt.Errorf("node %q in %s and %s: %w", node,
 			domainLabel(n.Domain, n.SubDomain), domainLabel(domain, subDomain), ErrTwoDomains))

@@ -103,16 +103,22 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		}
 		fresh[r.Facts.Node] = r
 	}
-	dropped := vet(fresh)
-	dropped.report(p.log, p.obs)
+	dropped := newDrops()
+	vet(fresh, &dropped)
 	names := p.names(req, fresh)
 	ids := make(map[string]string, len(req.Nodes)) // the request's instance IDs, for nodes without a report
 	for _, n := range req.Nodes {
 		ids[n.Name] = n.InstanceID
 	}
+	// Every node is declared before any placement, so that a switch
+	// named like a node is caught whichever comes first; the
+	// placements are then tried, and one that would make the graph
+	// unbuildable is dropped, never the discovery.
 	b := topology.NewBuilder()
 	b.Grow(len(names))
 	var missing []string
+	paths := map[string][]string{}
+	var domains []placed
 	for _, name := range names {
 		r, ok := fresh[name]
 		if !ok {
@@ -126,16 +132,15 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		}
 		b.AddNode(n)
 		if len(r.Facts.Fabric) > 0 {
-			path := make([]topology.SwitchInfo, len(r.Facts.Fabric))
-			for i, id := range r.Facts.Fabric {
-				path[i] = topology.SwitchInfo{ID: id}
-			}
-			b.AddPath(name, path)
+			paths[name] = r.Facts.Fabric
 		}
 		if domain != "" {
-			b.AddToDomain(name, domain, sub)
+			domains = append(domains, placed{node: name, domain: domain, sub: sub})
 		}
 	}
+	placePaths(b, paths, &dropped)
+	placeDomains(b, domains, &dropped)
+	dropped.report(p.log, p.obs)
 	if len(missing) > 0 {
 		if p.cfg.Missing == MissingError {
 			return nil, fmt.Errorf("agents: %w: %d (%s)", ErrMissing, len(missing), hostlist.Compress(missing))

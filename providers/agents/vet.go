@@ -26,20 +26,48 @@ const (
 	// DropRackConflict is a rack (NVLink sub-domain) that most nodes
 	// reporting it place in another NVLink domain.
 	DropRackConflict = "rack_conflict"
+	// DropHCAConflict is an HCA node GUID that more than one node
+	// reports: it is dropped from each of them.
+	DropHCAConflict = "hca_conflict"
 )
 
-// drops are the nodes whose facts a discovery dropped, by reason.
-type drops map[string][]string
+// drops are the nodes whose facts a discovery dropped, by reason, and
+// what was wrong, for the log (at most maxListed lines).
+type drops struct {
+	nodes   map[string][]string
+	details []string
+	more    int
+}
+
+func newDrops() drops { return drops{nodes: map[string][]string{}} }
+
+// drop records that node's facts were dropped for reason; err, when not
+// nil, says what was wrong.
+func (d *drops) drop(reason, node string, err error) {
+	d.nodes[reason] = append(d.nodes[reason], node)
+	if err != nil {
+		d.detail(err.Error())
+	}
+}
+
+// detail records one line of what was wrong.
+func (d *drops) detail(line string) {
+	if len(d.details) < maxListed {
+		d.details = append(d.details, line)
+		return
+	}
+	d.more++
+}
 
 // vet drops from fresh the reports that cannot be used, so that one bad
 // report never fails the whole discovery: a report CheckFacts refuses is
 // removed; a report whose fabric path disagrees with the majority is kept
-// without its path. It returns what it dropped.
-func vet(fresh map[string]providers.AgentReport) drops {
-	d := drops{}
+// without its path; an HCA GUID that two nodes report is dropped from
+// both. It records what it dropped in d.
+func vet(fresh map[string]providers.AgentReport, d *drops) {
 	for name, r := range fresh {
 		if CheckFacts(r.Facts) != nil || r.Facts.Node != name {
-			d[DropInvalid] = append(d[DropInvalid], name)
+			d.drop(DropInvalid, name, nil)
 			delete(fresh, name)
 		}
 	}
@@ -47,15 +75,49 @@ func vet(fresh map[string]providers.AgentReport) drops {
 		r := fresh[name]
 		r.Facts.Fabric = nil
 		fresh[name] = r
-		d[DropFabricConflict] = append(d[DropFabricConflict], name)
+		d.drop(DropFabricConflict, name, nil)
 	}
 	for _, name := range conflictingRacks(fresh) {
 		r := fresh[name]
 		r.Facts.Rack = ""
 		fresh[name] = r
-		d[DropRackConflict] = append(d[DropRackConflict], name)
+		d.drop(DropRackConflict, name, nil)
 	}
-	return d
+	sharedHCAs(fresh, d)
+}
+
+// sharedHCAs drops every HCA whose node GUID more than one node reports
+// from each of those nodes (a GUID is one adapter's: at most one of them
+// tells the truth, and nothing says which), naming the GUID and nodes.
+func sharedHCAs(fresh map[string]providers.AgentReport, d *drops) {
+	owners := map[string][]string{}
+	for name, r := range fresh {
+		for _, h := range r.Facts.HCAs {
+			if h.NodeGUID != "" {
+				owners[h.NodeGUID] = append(owners[h.NodeGUID], name)
+			}
+		}
+	}
+	shared := map[string]bool{}
+	for _, guid := range slices.Sorted(maps.Keys(owners)) {
+		if nodes := owners[guid]; len(nodes) > 1 {
+			hostlist.Sort(nodes)
+			shared[guid] = true
+			d.detail("HCA node GUID " + guid + " is reported by " + strconv.Itoa(len(nodes)) + " nodes: " + listNodes(nodes) + "; dropped from each")
+		}
+	}
+	if len(shared) == 0 {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(fresh)) {
+		r := fresh[name]
+		kept := slices.DeleteFunc(slices.Clone(r.Facts.HCAs), func(h providers.HCA) bool { return shared[h.NodeGUID] })
+		if len(kept) < len(r.Facts.HCAs) {
+			r.Facts.HCAs = kept
+			fresh[name] = r
+			d.nodes[DropHCAConflict] = append(d.nodes[DropHCAConflict], name)
+		}
+	}
 }
 
 // conflictingRacks returns the nodes whose rack most other nodes with
@@ -150,12 +212,13 @@ func placeOf(path []string, i int) place {
 	return p
 }
 
-// report logs what d dropped, one warning per reason listing the nodes,
-// and counts it on obs when it counts drops.
-func (d drops) report(log *slog.Logger, obs providers.Observer) {
+// report logs what d dropped, one warning per reason listing the nodes
+// and one per line of what was wrong, and counts it on obs when it
+// counts drops.
+func (d *drops) report(log *slog.Logger, obs providers.Observer) {
 	counter, _ := obs.(providers.DropObserver)
-	for _, reason := range slices.Sorted(maps.Keys(d)) {
-		nodes := d[reason]
+	for _, reason := range slices.Sorted(maps.Keys(d.nodes)) {
+		nodes := d.nodes[reason]
 		if len(nodes) == 0 {
 			continue
 		}
@@ -164,6 +227,12 @@ func (d drops) report(log *slog.Logger, obs providers.Observer) {
 		if counter != nil {
 			counter.Dropped(Name, reason, len(nodes))
 		}
+	}
+	for _, line := range d.details {
+		log.Warn("agents: dropped a reported fact", "problem", line)
+	}
+	if d.more > 0 {
+		log.Warn("agents: dropped more reported facts", "more", d.more)
 	}
 }
 
