@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/toposcope/toposcope/internal/strictjson"
 	"github.com/toposcope/toposcope/service"
 )
