@@ -79,8 +79,11 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 // with: the most nodes and switches of the accepted snapshots within
 // discovery.shrinkWindow (the current one always among them), so that a
 // fabric that shrinks a little at a time is refused once the losses add
-// up. The text says where the baseline comes from when it is not the
-// current snapshot.
+// up. An operator's accept starts the window anew: the snapshots before
+// the newest one an operator accepted are not counted, so a phantom
+// switch that the accepted topology dropped is not held against the
+// discoveries after it. The text says where the baseline comes from
+// when it is not the current snapshot.
 func (l *Loop) shrinkBaseline(cur *store.Snapshot) (store.Counts, string) {
 	base, from := cur.Counts, ""
 	window := l.deps.Config.ShrinkWindow
@@ -106,6 +109,9 @@ func (l *Loop) shrinkBaseline(cur *store.Snapshot) (store.Counts, string) {
 			if s.Counts.Nodes > base.Nodes || s.Counts.Switches > base.Switches {
 				base.Nodes, base.Switches = max(base.Nodes, s.Counts.Nodes), max(base.Switches, s.Counts.Switches)
 				from = fmt.Sprintf(" (against the largest topology accepted within discovery.shrinkWindow %s, snapshot %d)", window, s.ID)
+			}
+			if s.AcceptedBy == store.ByOperator {
+				return base, from
 			}
 		}
 		if len(list) < page {
