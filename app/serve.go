@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/gin-gonic/gin"
 
@@ -57,7 +59,7 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 		// graph's size at a small CPU cost (see docs/service.md).
 		debug.SetGCPercent(50)
 	}
-	tokens, err := server.LoadTokens(cfg.Server.Auth, os.Getenv)
+	creds, err := server.LoadCredentials(cfg.Server.Auth, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -74,7 +76,7 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(server.Deps{Service: svc, Logger: d.Logger, Tokens: tokens, Extender: ext})
+	handler, err := server.New(server.Deps{Service: svc, Logger: d.Logger, Credentials: creds, Extender: ext})
 	if err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 	}
 	printWhere(d.Stdout, d.Version, cfg, ln.Addr(), svc.Loop.ProviderName(), svc.Loop.EngineNames(), svc.Store.Path())
 	d.Logger.Info("serving", "addr", ln.Addr().String(), "tls", cfg.Server.TLS.Enabled(),
-		"mtls", cfg.Server.TLS.ClientCA != "", "auth", tokens != nil, "store", svc.Store.Path())
+		"mtls", cfg.Server.TLS.ClientCA != "", "auth", creds.Tokens() != nil, "store", svc.Store.Path())
 	bgCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	wait, err := svc.Start(bgCtx, ln.Addr())
@@ -97,11 +99,41 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 		_ = ln.Close()
 		return err
 	}
+	reloaded := reloadOnHangup(bgCtx, creds, d.Logger)
 	err = server.Serve(ctx, cfg.Server, server.NewHTTPServer(cfg.Server, handler, d.Logger), ln)
 	stop()
 	wait()
+	<-reloaded
 	d.Logger.Info("stopped")
 	return err
+}
+
+// reloadOnHangup loads the credentials again on each SIGHUP until ctx
+// ends (whether or not SIGHUP also triggers a discovery): a rotated token
+// file or agent secret takes effect without a restart. Credentials that
+// cannot be used are logged by key and the ones in force stay. The
+// channel is closed when it has stopped.
+func reloadOnHangup(ctx context.Context, creds *server.Credentials, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer close(done)
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := creds.Reload(); err != nil {
+					log.Error("SIGHUP: the credentials could not be loaded again; the ones in force stay", "err", err)
+					continue
+				}
+				log.Info("SIGHUP: credentials loaded again", "auth", creds.Tokens() != nil)
+			}
+		}
+	}()
+	return done
 }
 
 // printWhere tells the user where to look.

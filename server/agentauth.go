@@ -83,7 +83,8 @@ func (t *Tokens) isAgent(node, token string) bool {
 // the agent token of that node; an agent token is good for nothing
 // else. Without tokens it is a write like any other.
 func (h *handlers) requireAgent(c *gin.Context) {
-	if h.tokens == nil {
+	tokens := h.creds.Tokens()
+	if tokens == nil {
 		h.require(ScopeWrite)(c)
 		return
 	}
@@ -92,9 +93,9 @@ func (h *handlers) requireAgent(c *gin.Context) {
 		h.fail(c, errUnauthorized)
 		return
 	}
-	got := h.tokens.Check(token)
+	got := tokens.Check(token)
 	switch {
-	case got >= ScopeWrite, h.tokens.isAgent(c.Param("node"), token):
+	case got >= ScopeWrite, tokens.isAgent(c.Param("node"), token):
 	case got == ScopeRead:
 		h.fail(c, errForbidden)
 	default:

@@ -90,18 +90,18 @@ func LoadTokens(cfg config.Auth, getenv func(string) string) (*Tokens, error) {
 	if cfg.TokensFile != "" {
 		data, err := os.ReadFile(cfg.TokensFile)
 		if err != nil {
-			return nil, config.Errorf("server.auth.tokensFile", "%w", err)
+			return nil, config.Errorf("server.auth.creds.Tokens()File", "%w", err)
 		}
 		t, err := ParseTokens(string(data), cfg.TokensFile)
 		if err != nil {
-			return nil, config.Errorf("server.auth.tokensFile", "%w", err)
+			return nil, config.Errorf("server.auth.creds.Tokens()File", "%w", err)
 		}
 		all.entries = append(all.entries, t.entries...)
 	}
 	if cfg.TokensEnv != "" {
 		t, err := ParseTokens(getenv(cfg.TokensEnv), "$"+cfg.TokensEnv)
 		if err != nil {
-			return nil, config.Errorf("server.auth.tokensEnv", "%w", err)
+			return nil, config.Errorf("server.auth.creds.Tokens()Env", "%w", err)
 		}
 		all.entries = append(all.entries, t.entries...)
 	}
@@ -135,7 +135,8 @@ func boolInt(b bool) int {
 // when the service listens on loopback alone.
 func (h *handlers) require(scope Scope) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if h.tokens == nil {
+		tokens := h.creds.Tokens()
+		if tokens == nil {
 			if scope >= ScopeWrite && !loopbackOnly(h.Config.Listen) {
 				h.fail(c, errWritesLocal)
 			}
@@ -147,7 +148,7 @@ func (h *handlers) require(scope Scope) gin.HandlerFunc {
 			h.fail(c, errUnauthorized)
 			return
 		}
-		got := h.tokens.Check(token)
+		got := tokens.Check(token)
 		switch {
 		case got == ScopeNone:
 			h.fail(c, errUnauthorized)

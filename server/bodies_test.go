@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/service/extender"
 )
 
@@ -98,14 +99,14 @@ func TestSlowBodiesHoldNoExtenderSlot(t *testing.T) {
 	wg.Wait()
 }
 
-// TestBodyMemoryBounded: with server.maxBodyMemory at 4 × 64 KiB, a caller
-// that has sent 60 KiB of a body holds 240 KiB of it; a second body that
+// TestBodyMemoryBounded: with server.maxBodyMemory at 8 × 64 KiB, a caller
+// that has sent 60 KiB of a body holds 480 KiB of it; a second body that
 // does not fit in the rest is refused at once with 429 and Retry-After,
 // and fits again when the first caller has gone. A slow caller that has
 // sent little holds little: a real call fits beside it.
 func TestBodyMemoryBounded(t *testing.T) {
 	t.Parallel()
-	s := newStack(t, stackOpts{maxBody: 64 << 10, bodyMemory: 4 * 64 << 10, bodyTimeout: 20 * time.Second})
+	s := newStack(t, stackOpts{maxBody: 64 << 10, bodyMemory: config.BodyMemoryFactor * 64 << 10, bodyTimeout: 20 * time.Second})
 	s.discover()
 	srv := httptest.NewServer(s.handler)
 	defer srv.Close()

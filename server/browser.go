@@ -40,7 +40,7 @@ func (h *handlers) guardWrites(c *gin.Context) {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return
 	}
-	if h.tokens == nil && !h.knownHost(r.Host) {
+	if h.creds.Tokens() == nil && !h.knownHost(r.Host) {
 		h.fail(c, errHost)
 		return
 	}

@@ -87,7 +87,7 @@ func (h *handlers) answerExtender(c *gin.Context, res any, err error) {
 // common name or a DNS name is listed in placement.extender.clients:
 // kube-scheduler sends no bearer token.
 func (h *handlers) requireExtender(c *gin.Context) {
-	if h.tokens != nil && c.GetHeader("Authorization") == "" && h.extenderClient(c.Request) {
+	if h.creds.Tokens() != nil && c.GetHeader("Authorization") == "" && h.extenderClient(c.Request) {
 		return
 	}
 	h.require(ScopeRead)(c)

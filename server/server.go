@@ -40,7 +40,11 @@ type Deps struct {
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
 	// Tokens are the accepted bearer tokens; nil allows every request.
+	// Ignored when Credentials is set.
 	Tokens *Tokens
+	// Credentials are the accepted tokens, reloaded on SIGHUP; nil for
+	// Tokens, never reloaded.
+	Credentials *Credentials
 	// AgentRetention limits the agent reports kept; the zero value means
 	// store.DefaultAgentRetention.
 	AgentRetention store.AgentRetention
@@ -69,7 +73,7 @@ type handlers struct {
 	// agentsPruned is when agent reports were last pruned (Unix nanos).
 	agentsPruned atomic.Int64
 	log          *slog.Logger
-	tokens       *Tokens
+	creds        *Credentials
 	latency      *prometheus.HistogramVec
 	// assets are the web view's files.
 	assets map[string]asset
@@ -109,7 +113,10 @@ func New(d Deps) (*gin.Engine, error) {
 		Registry: svc.Registry, Store: svc.Store, Loop: svc.Loop, Requests: svc.Requests, Metrics: svc.Metrics,
 		Placement: svc.Placement, Placer: svc.Placer, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
 		Extender: d.Extender,
-	}, log: d.Logger.With("component", "http"), tokens: d.Tokens, extenderClients: svc.Config.Placement.Extender.Clients}
+	}, log: d.Logger.With("component", "http"), creds: d.Credentials, extenderClients: svc.Config.Placement.Extender.Clients}
+	if h.creds == nil {
+		h.creds = StaticCredentials(d.Tokens)
+	}
 	def := config.DefaultServer()
 	if h.Config.BodyReadTimeout <= 0 {
 		h.Config.BodyReadTimeout = def.BodyReadTimeout
