@@ -52,6 +52,9 @@ func (r *Request) Total() int {
 const (
 	MaxRequestNodes = 1 << 20
 	MaxGPUsPerNode  = 1 << 10
+	// MaxNameLen bounds an account's and a workload's name, in bytes:
+	// answers and explanations repeat them.
+	MaxNameLen = 256
 )
 
 // Validate reports an inconsistent request.
@@ -62,6 +65,8 @@ func (r *Request) Validate() error {
 	}
 	if r.Account == "" {
 		bad("account must be set")
+	} else if len(r.Account) > MaxNameLen {
+		bad("account is %d bytes long, at most %d", len(r.Account), MaxNameLen)
 	}
 	switch {
 	case r.Nodes > 0 && r.GPUs > 0:

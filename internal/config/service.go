@@ -36,7 +36,7 @@ type Server struct {
 	// MaxBodyMemory bounds the memory of the request bodies being read
 	// and decoded at once; each is charged BodyMemoryFactor times its
 	// bytes as they arrive. Past it, 429 with Retry-After (default
-	// 48 MiB; at least BodyMemoryFactor × maxBodyBytes).
+	// 64 MiB; at least BodyMemoryFactor × maxBodyBytes).
 	MaxBodyMemory int64 `yaml:"maxBodyMemory"`
 	// WriteTimeout bounds writing a response; a streamed response gets
 	// it again after each chunk it manages to write (default 60s).
@@ -114,7 +114,7 @@ const MaxBodyBytesLimit = 1 << 30
 // BodyMemoryFactor is what a decoded body is charged against
 // server.maxBodyMemory, per byte: the body itself, the buffer's growth
 // and what decoding it holds (docs/performance.md has the measurement).
-const BodyMemoryFactor = 4
+const BodyMemoryFactor = 8
 
 // DefaultServer returns the server defaults.
 func DefaultServer() Server {
@@ -124,7 +124,7 @@ func DefaultServer() Server {
 		ReadHeaderTimeout:        5 * time.Second,
 		ReadTimeout:              30 * time.Second,
 		BodyReadTimeout:          10 * time.Second,
-		MaxBodyMemory:            48 << 20,
+		MaxBodyMemory:            64 << 20,
 		WriteTimeout:             60 * time.Second,
 		IdleTimeout:              120 * time.Second,
 		ShutdownTimeout:          15 * time.Second,
