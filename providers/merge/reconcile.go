@@ -211,18 +211,7 @@ func (p *Provider) merge(req providers.Request, graphs []*topology.Graph) (*topo
 	if err := p.unknown(m); err != nil {
 		return nil, err
 	}
-	b := topology.NewBuilder()
-	b.Grow(len(m.entries))
-	for _, e := range m.entries {
-		b.AddNode(e.node)
-		if len(e.path) > 0 {
-			b.AddPath(e.node.Name, e.path)
-		}
-		if e.domain != "" {
-			b.AddToDomain(e.node.Name, e.domain, e.sub)
-		}
-	}
-	g, err := b.Build()
+	g, err := p.build(m).Build()
 	if err != nil {
 		return nil, fmt.Errorf("merge: build graph (do two tree sources disagree about a switch?): %w", err)
 	}

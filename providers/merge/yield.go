@@ -5,6 +5,7 @@ import (
 
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // Reasons the merge drops a yielding source's facts (Source.OnConflict).
@@ -79,9 +80,56 @@ func (p *Provider) reportDrops(m *merger) []*entry {
 			at[s.ID] = pl
 		}
 	}
-	p.logDrops(DropConflict, m.dropped)
 	p.logDrops(DropUnknownNode, unknown)
 	return kept
+}
+
+// build adds the kept entries to a builder: every node, then the
+// placements of the sources that do not yield, then those of the
+// yielding sources (node agents' reports), each tried
+// (topology.Builder.TryAddPath, TryAddToDomain) and dropped when it would
+// make the graph unbuildable (a switch or domain named like another once
+// names are made safe, a switch named like a node, a rack in two
+// domains), so that no one node's report can fail the discovery. It logs
+// and counts every drop.
+func (p *Provider) build(m *merger) *topology.Builder {
+	b := topology.NewBuilder()
+	b.Grow(len(m.entries))
+	for _, e := range m.entries {
+		b.AddNode(e.node)
+	}
+	for _, e := range m.entries {
+		if len(e.path) > 0 && !m.yield(e.pathIdx) {
+			b.AddPath(e.node.Name, e.path)
+		}
+		if e.domain != "" && !m.yield(e.domIdx) {
+			b.AddToDomain(e.node.Name, e.domain, e.sub)
+		}
+	}
+	var problems []string
+	drop := func(e *entry, idx int, err error) {
+		m.dropped[idx] = append(m.dropped[idx], e.node.Name)
+		if len(problems) < maxReported {
+			problems = append(problems, err.Error())
+		}
+	}
+	for _, e := range m.entries {
+		if len(e.path) > 0 && m.yield(e.pathIdx) {
+			if err := b.TryAddPath(e.node.Name, e.path); err != nil {
+				drop(e, e.pathIdx, err)
+			}
+		}
+		if e.domain != "" && m.yield(e.domIdx) {
+			if err := b.TryAddToDomain(e.node.Name, e.domain, e.sub); err != nil {
+				drop(e, e.domIdx, err)
+			}
+		}
+	}
+	for _, line := range problems {
+		p.log.Warn("merge: dropped a yielding source's placement the graph cannot take", "problem", line)
+	}
+	p.logDrops(DropConflict, m.dropped)
+	return b
 }
 
 // logDrops warns, per source, of the nodes whose facts were dropped for

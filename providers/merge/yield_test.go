@@ -13,6 +13,7 @@ import (
 	"github.com/toposcope/toposcope/providers/merge"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/testenv/proctest"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // dropCounts records providers.DropObserver calls.
@@ -83,5 +84,60 @@ func TestAgentsYieldOnConflict(t *testing.T) {
 	}
 	if _, err := p.Discover(context.Background(), providers.Request{}); err == nil || !strings.Contains(err.Error(), "conflicts") {
 		t.Errorf("Discover with onConflict: policy = %v, want the conflicts", err)
+	}
+}
+
+// TestAgentReportCannotBreakTheMerge: a node known to the labels source,
+// whose agent reports a domain or a switch named, once names are made
+// safe, like one of the labels source's, or a switch named like a node,
+// loses that placement (counted as a conflict, with a warning naming
+// both sides); before, the merged graph could not be built and the
+// discovery failed.
+func TestAgentReportCannotBreakTheMerge(t *testing.T) {
+	t.Parallel()
+	lookupAgents := func(name string) (providers.Factory, error) {
+		if name == agents.Name {
+			return agents.NewFactory(), nil
+		}
+		return lookup(name)
+	}
+	l1, l2 := k8slabels.AWSLayerPrefix+"1", k8slabels.AWSLayerPrefix+"2"
+	doc := "sources:\n  - provider: k8s-labels\n    params:\n      nodes:\n" +
+		"        - {name: a, gpus: 8, labels: {" + l1 + ": t, " + l2 + ": \"l/1\"}}\n" +
+		"        - {name: b, gpus: 8}\n" +
+		"        - {name: c, gpus: 8}\n" +
+		"  - provider: agents\n"
+	for _, tc := range []struct {
+		name string
+		fact providers.NodeFacts
+		log  string
+	}{
+		{"switch named like the labels' leaf", providers.NodeFacts{Node: "b", Fabric: []string{topology.SafeName("l/1"), "t2"}}, "both map to name"},
+		{"switch named like a node", providers.NodeFacts{Node: "b", Fabric: []string{"c", "t2"}}, `like node \"c\"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			logs := &proctest.Output{}
+			obs := &dropCounts{n: map[string]int{}}
+			src := agentReports{{Facts: tc.fact, ReceivedAt: time.Now()}}
+			p, err := merge.NewFactory(lookupAgents).New(node(t, doc), "params",
+				providers.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil)), Agents: src, Observer: obs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := p.Discover(context.Background(), providers.Request{})
+			if err != nil {
+				t.Fatalf("Discover = %v, want the agent's placement dropped", err)
+			}
+			if n, _ := g.Node("a"); n.Leaf != "l/1" {
+				t.Errorf("a = %+v, want it under the labels' leaf", n)
+			}
+			if n, ok := g.Node("b"); !ok || n.Leaf != "" {
+				t.Errorf("b = %+v, %v: want it kept without the agent's path", n, ok)
+			}
+			if obs.n["merge/conflict"] != 1 || !strings.Contains(logs.String(), tc.log) {
+				t.Errorf("dropped = %v, logs:\n%s\nwant one conflict and %q", obs.n, logs, tc.log)
+			}
+		})
 	}
 }
