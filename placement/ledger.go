@@ -84,9 +84,6 @@ func (l *Ledger) Validate() error {
 		} else if len(r.Account) > MaxNameLen {
 			errs = append(errs, config.Errorf(f+".account", "is %d bytes long, at most %d", len(r.Account), MaxNameLen))
 		}
-		if len(r.Workload) > MaxNameLen {
-			errs = append(errs, config.Errorf(f+".workload", "is %d bytes long, at most %d", len(r.Workload), MaxNameLen))
-		}
 		if r.GPUs <= 0 {
 			errs = append(errs, config.Errorf(f+".gpus", "must be positive"))
 		}

@@ -52,8 +52,9 @@ func (r *Request) Total() int {
 const (
 	MaxRequestNodes = 1 << 20
 	MaxGPUsPerNode  = 1 << 10
-	// MaxNameLen bounds an account's and a workload's name, in bytes:
-	// answers and explanations repeat them.
+	// MaxNameLen bounds an account's name, in bytes (a Kubernetes
+	// ClusterQueue's is at most 253): answers and explanations repeat
+	// it.
 	MaxNameLen = 256
 )
 

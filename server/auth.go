@@ -90,18 +90,18 @@ func LoadTokens(cfg config.Auth, getenv func(string) string) (*Tokens, error) {
 	if cfg.TokensFile != "" {
 		data, err := os.ReadFile(cfg.TokensFile)
 		if err != nil {
-			return nil, config.Errorf("server.auth.creds.Tokens()File", "%w", err)
+			return nil, config.Errorf("server.auth.tokensFile", "%w", err)
 		}
 		t, err := ParseTokens(string(data), cfg.TokensFile)
 		if err != nil {
-			return nil, config.Errorf("server.auth.creds.Tokens()File", "%w", err)
+			return nil, config.Errorf("server.auth.tokensFile", "%w", err)
 		}
 		all.entries = append(all.entries, t.entries...)
 	}
 	if cfg.TokensEnv != "" {
 		t, err := ParseTokens(getenv(cfg.TokensEnv), "$"+cfg.TokensEnv)
 		if err != nil {
-			return nil, config.Errorf("server.auth.creds.Tokens()Env", "%w", err)
+			return nil, config.Errorf("server.auth.tokensEnv", "%w", err)
 		}
 		all.entries = append(all.entries, t.entries...)
 	}
