@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/gin-gonic/gin"
 
@@ -63,7 +61,8 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 	if err != nil {
 		return err
 	}
-	svc, err := service.New(ctx, cfg, service.Deps{Registry: d.Registry, Logger: d.Logger, Stdout: d.Stdout, Version: d.Version})
+	svc, err := service.New(ctx, cfg, service.Deps{Registry: d.Registry, Logger: d.Logger, Stdout: d.Stdout, Version: d.Version,
+		OnHangup: func() { reloadCredentials(creds, d.Logger) }})
 	if err != nil {
 		return err
 	}
@@ -99,41 +98,22 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 		_ = ln.Close()
 		return err
 	}
-	reloaded := reloadOnHangup(bgCtx, creds, d.Logger)
 	err = server.Serve(ctx, cfg.Server, server.NewHTTPServer(cfg.Server, handler, d.Logger), ln)
 	stop()
 	wait()
-	<-reloaded
 	d.Logger.Info("stopped")
 	return err
 }
 
-// reloadOnHangup loads the credentials again on each SIGHUP until ctx
-// ends (whether or not SIGHUP also triggers a discovery): a rotated token
-// file or agent secret takes effect without a restart. Credentials that
-// cannot be used are logged by key and the ones in force stay. The
-// channel is closed when it has stopped.
-func reloadOnHangup(ctx context.Context, creds *server.Credentials, log *slog.Logger) <-chan struct{} {
-	done := make(chan struct{})
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	go func() {
-		defer close(done)
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				if err := creds.Reload(); err != nil {
-					log.Error("SIGHUP: the credentials could not be loaded again; the ones in force stay", "err", err)
-					continue
-				}
-				log.Info("SIGHUP: credentials loaded again", "auth", creds.Tokens() != nil)
-			}
-		}
-	}()
-	return done
+// reloadCredentials loads the credentials again, on SIGHUP: a rotated
+// token file or agent secret takes effect without a restart. Credentials
+// that cannot be used are logged by key and the ones in force stay.
+func reloadCredentials(creds *server.Credentials, log *slog.Logger) {
+	if err := creds.Reload(); err != nil {
+		log.Error("SIGHUP: the credentials could not be loaded again; the ones in force stay", "err", err)
+		return
+	}
+	log.Info("SIGHUP: credentials loaded again", "auth", creds.Tokens() != nil)
 }
 
 // printWhere tells the user where to look.

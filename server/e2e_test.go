@@ -67,6 +67,27 @@ func startService(t *testing.T, bin, cfgPath string) *serveProc {
 	return s
 }
 
+// startSmall starts the release binary on the small-tree model in dir,
+// with the read and write tokens, auth's further keys (", key: value"
+// inside server.auth), the store in dir/state and the YAML sections of
+// rest, and waits until it is ready. It skips only outside CI under
+// -short.
+func startSmall(t *testing.T, dir, auth, rest string) *serveProc {
+	t.Helper()
+	if testing.Short() && os.Getenv("CI") != "true" { // never skipped in CI
+		t.Skip("builds and runs the binary")
+	}
+	bin := releasebin.Get(budget.Context(t, 15*time.Minute), t).Server
+	tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))
+	cfgPath := writeFile(t, dir, "config.yaml", fmt.Appendf(nil, `provider: {name: sim, params: {model: small-tree}}
+server: {listen: "127.0.0.1:0", auth: {tokensFile: %s%s}}
+store: {path: %s}
+%s`, tokens, auth, filepath.Join(dir, "state", "toposcope.db"), rest))
+	svc := startService(t, bin, cfgPath)
+	svc.waitFor("/readyz", func(code int, _ string) bool { return code == http.StatusOK })
+	return svc
+}
+
 func (s *serveProc) kill() {
 	s.t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {

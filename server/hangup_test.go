@@ -1,19 +1,14 @@
 package server_test
 
 import (
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toposcope/toposcope/server"
-	"github.com/toposcope/toposcope/testenv/budget"
-	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // TestSIGHUPReloadsCredentials: a real `toposcope serve` loads its token
@@ -25,25 +20,14 @@ import (
 // credentials in force stay.
 func TestSIGHUPReloadsCredentials(t *testing.T) {
 	t.Parallel()
-	if testing.Short() && os.Getenv("CI") != "true" { // never skipped in CI
-		t.Skip("builds and runs the binary")
-	}
 	dir := t.TempDir()
-	bin := releasebin.Get(budget.Context(t, 15*time.Minute), t).Server
 	const (
 		secretA  = "first-agent-secret-0123456789abcdef"
 		secretB  = "second-agent-secret-fedcba9876543210"
 		newToken = "read-token-added-by-rotation-42"
 	)
-	tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))
 	secret := writeFile(t, dir, "agent-secret", []byte(secretA+"\n"))
-	cfgPath := writeFile(t, dir, "config.yaml", fmt.Appendf(nil, `provider: {name: sim, params: {model: small-tree}}
-server: {listen: "127.0.0.1:0", auth: {tokensFile: %s, agentSecretFile: %s}}
-discovery: {interval: 0s, triggers: {sighup: false}}
-store: {path: %s}
-`, tokens, secret, filepath.Join(dir, "state", "toposcope.db")))
-	svc := startService(t, bin, cfgPath)
-	svc.waitFor("/readyz", func(code int, _ string) bool { return code == http.StatusOK })
+	svc := startSmall(t, dir, ", agentSecretFile: "+secret, "discovery: {interval: 0s, triggers: {sighup: false}}\n")
 
 	put := func(secret string) int {
 		t.Helper()

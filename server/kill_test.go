@@ -3,7 +3,6 @@ package server_test
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/service/store"
-	"github.com/toposcope/toposcope/testenv/budget"
-	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // TestLedgerSurvivesKill streams ledger writes to a real `toposcope
@@ -21,20 +18,9 @@ import (
 // again.
 func TestLedgerSurvivesKill(t *testing.T) {
 	t.Parallel()
-	if testing.Short() && os.Getenv("CI") != "true" { // never skipped in CI
-		t.Skip("builds and runs the binary")
-	}
 	dir := t.TempDir()
-	bin := releasebin.Get(budget.Context(t, 15*time.Minute), t).Server
-	tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))
 	storePath := filepath.Join(dir, "state", "toposcope.db")
-	cfgPath := writeFile(t, dir, "config.yaml", fmt.Appendf(nil, `provider: {name: sim, params: {model: small-tree}}
-server: {listen: "127.0.0.1:0", auth: {tokensFile: %s}}
-discovery: {interval: 0s}
-store: {path: %s}
-`, tokens, storePath))
-	svc := startService(t, bin, cfgPath)
-	svc.waitFor("/readyz", func(code int, _ string) bool { return code == http.StatusOK })
+	svc := startSmall(t, dir, "", "discovery: {interval: 0s}\n")
 
 	var mu sync.Mutex
 	var acked []string

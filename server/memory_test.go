@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/toposcope/toposcope/internal/strictjson"
-	"github.com/toposcope/toposcope/testenv/budget"
-	"github.com/toposcope/toposcope/testenv/releasebin"
 )
 
 // procKB reads a "VmRSS:"-style line of /proc/PID/status, in KiB.
@@ -83,20 +80,7 @@ func hostileBodies() [][2]string {
 // killed the service under a 1 GiB limit).
 func TestBodyMemoryUnderLoad(t *testing.T) {
 	t.Parallel()
-	if testing.Short() && os.Getenv("CI") != "true" { // never skipped in CI
-		t.Skip("builds and runs the binary")
-	}
-	dir := t.TempDir()
-	bin := releasebin.Get(budget.Context(t, 15*time.Minute), t).Server
-	tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))
-	cfgPath := writeFile(t, dir, "config.yaml", fmt.Appendf(nil, `provider: {name: sim, params: {model: small-tree}}
-server: {listen: "127.0.0.1:0", auth: {tokensFile: %s}}
-placement: {extender: {enabled: true}}
-discovery: {interval: 0s}
-store: {path: %s}
-`, tokens, filepath.Join(dir, "state", "toposcope.db")))
-	svc := startService(t, bin, cfgPath)
-	svc.waitFor("/readyz", func(code int, _ string) bool { return code == http.StatusOK })
+	svc := startSmall(t, t.TempDir(), "", "placement: {extender: {enabled: true}}\ndiscovery: {interval: 0s}\n")
 	bodies := hostileBodies()
 	send := func(target, body string) int {
 		req, err := http.NewRequest(http.MethodPost, svc.base+target, strings.NewReader(body))

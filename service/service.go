@@ -40,6 +40,11 @@ type Deps struct {
 	Metrics *prometheus.Registry
 	// Version is the binary's version, exported as toposcope_build_info.
 	Version string
+	// OnHangup, when set, is called on each SIGHUP while the service runs
+	// (before the discovery SIGHUP triggers with
+	// discovery.triggers.sighup): `toposcope serve` loads its credentials
+	// again there.
+	OnHangup func()
 }
 
 // Service is `toposcope serve` without its HTTP front: the store, the
@@ -66,8 +71,9 @@ type Service struct {
 	// Metrics is the registry of every metric the service exports.
 	Metrics *prometheus.Registry
 
-	log    *slog.Logger
-	syncer *placement.Syncer
+	log      *slog.Logger
+	syncer   *placement.Syncer
+	onHangup func()
 }
 
 // New opens the store, builds every configured plugin and restores the
@@ -105,7 +111,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Config: cfg, Registry: deps.Registry, Store: st, Metrics: deps.Metrics, log: deps.Logger}
+	s := &Service{Config: cfg, Registry: deps.Registry, Store: st, Metrics: deps.Metrics, log: deps.Logger, onHangup: deps.OnHangup}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.Close())
@@ -151,7 +157,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 // Start runs the service's background work until ctx is done: the
 // discovery loop (as the leader, or following the leader's topology with
 // kubernetes.leaderElection), the node watcher, the ledger sources'
-// sync and the SIGHUP trigger. addr is the address the HTTP front
+// sync and the SIGHUP handler (Deps.OnHangup, the SIGHUP trigger). addr is the address the HTTP front
 // listens on (the identity of this replica in leader election). Errors
 // of the Kubernetes set-up are returned before anything starts; wait
 // blocks until everything started has stopped.
@@ -165,7 +171,7 @@ func (s *Service) Start(ctx context.Context, addr net.Addr) (wait func(), err er
 	if s.syncer != nil {
 		wg.Go(func() { s.syncer.Run(ctx) })
 	}
-	if s.Config.Discovery.Triggers.SIGHUP {
+	if trigger := s.Config.Discovery.Triggers.SIGHUP; trigger || s.onHangup != nil {
 		hup := make(chan os.Signal, 1)
 		signal.Notify(hup, syscall.SIGHUP)
 		wg.Go(func() {
@@ -175,7 +181,12 @@ func (s *Service) Start(ctx context.Context, addr net.Addr) (wait func(), err er
 				case <-ctx.Done():
 					return
 				case <-hup:
-					s.Loop.Trigger(TriggerSIGHUP)
+					if s.onHangup != nil {
+						s.onHangup()
+					}
+					if trigger {
+						s.Loop.Trigger(TriggerSIGHUP)
+					}
 				}
 			}
 		})

@@ -370,12 +370,6 @@ func (a agentReports) AgentReports(context.Context) ([]providers.AgentReport, er
 // dependencies: the agents source reads the reports from Deps.Agents.
 func TestSourcesGetDeps(t *testing.T) {
 	t.Parallel()
-	lookupAgents := func(name string) (providers.Factory, error) {
-		if name == agents.Name {
-			return agents.NewFactory(), nil
-		}
-		return lookup(name)
-	}
 	ib := indent(infiniband.NewFactory().Example, "      ")
 	now := time.Now()
 	src := agentReports{

@@ -24,18 +24,20 @@ type dropCounts struct {
 
 func (d *dropCounts) Dropped(provider, reason string, n int) { d.n[provider+"/"+reason] += n }
 
+// lookupAgents is lookup with the agents provider too.
+func lookupAgents(name string) (providers.Factory, error) {
+	if name == agents.Name {
+		return agents.NewFactory(), nil
+	}
+	return lookup(name)
+}
+
 // TestAgentsYieldOnConflict: an agent report whose leaf, GPU count or
 // NVLink domain disagrees with another source loses its facts of that
 // node, and a node only agents report is left out, each listed and
 // counted, instead of failing the discovery.
 func TestAgentsYieldOnConflict(t *testing.T) {
 	t.Parallel()
-	lookupAgents := func(name string) (providers.Factory, error) {
-		if name == agents.Name {
-			return agents.NewFactory(), nil
-		}
-		return lookup(name)
-	}
 	l1, l2 := k8slabels.AWSLayerPrefix+"1", k8slabels.AWSLayerPrefix+"2"
 	doc := "sources:\n  - provider: k8s-labels\n    params:\n      nodes:\n" +
 		"        - {name: a, gpus: 8, labels: {" + l1 + ": t, " + l2 + ": l1, " + nvlink.CliqueLabel + ": " + d1 + "}}\n" +
@@ -95,12 +97,6 @@ func TestAgentsYieldOnConflict(t *testing.T) {
 // discovery failed.
 func TestAgentReportCannotBreakTheMerge(t *testing.T) {
 	t.Parallel()
-	lookupAgents := func(name string) (providers.Factory, error) {
-		if name == agents.Name {
-			return agents.NewFactory(), nil
-		}
-		return lookup(name)
-	}
 	l1, l2 := k8slabels.AWSLayerPrefix+"1", k8slabels.AWSLayerPrefix+"2"
 	doc := "sources:\n  - provider: k8s-labels\n    params:\n      nodes:\n" +
 		"        - {name: a, gpus: 8, labels: {" + l1 + ": t, " + l2 + ": \"l/1\"}}\n" +
