@@ -17,7 +17,6 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/merge"
