@@ -19,6 +19,10 @@ type Host struct {
 	// Pending counts GPUs whose fabric registration is not complete
 	// while others of the host are.
 	Pending int
+	// Failed lists the GPUs whose fabric registration completed without
+	// success ("GPU 0000:… status \"Insufficient Resources\""): the host is
+	// then left out of its NVLink domain.
+	Failed []string
 }
 
 // Summarize reduces the GPUs of one host to its NVLink domain. Every GPU
@@ -34,6 +38,10 @@ func Summarize(gpus []GPU) (Host, error) {
 	for _, g := range gpus {
 		if g.ChassisSerial != "" && !slices.Contains(racks, g.ChassisSerial) {
 			racks = append(racks, g.ChassisSerial)
+		}
+		if failed(g) {
+			h.Failed = append(h.Failed, fmt.Sprintf("%s status %q", busID(g), g.Status))
+			continue
 		}
 		if !registered(g) {
 			pending = append(pending, fmt.Sprintf("%s state %q status %q", busID(g), g.State, g.Status))
@@ -56,14 +64,24 @@ func Summarize(gpus []GPU) (Host, error) {
 		return Host{}, fmt.Errorf("%w: GPUs of one host in chassis %s", ErrMixedCliques, strings.Join(racks, ", "))
 	}
 	h.Pending = len(pending)
+	if len(h.Failed) > 0 { // a fabric that did not come up: no domain to vouch for
+		h.Clique, h.HasClique = Clique{}, false
+	}
 	if h.HasClique && len(racks) == 1 {
 		h.Rack = racks[0]
 	}
 	return h, nil
 }
 
+// failed reports whether a GPU's fabric registration completed without
+// success (Status "Insufficient Resources", "Failure" and the like).
+func failed(g GPU) bool {
+	return strings.EqualFold(g.State, "completed") && g.Status != "" && !notAvailable(g.Status) && !strings.EqualFold(g.Status, "success")
+}
+
 // registered reports whether a GPU's fabric registration is over: it
-// finished (Completed, Success), or there is no fabric to join. CSV output
+// finished (Completed, Success), or there is no fabric to join; see
+// failed for one that completed without success. CSV output
 // has no state: its GPUs count as registered.
 func registered(g GPU) bool {
 	state := strings.ToLower(g.State)

@@ -109,7 +109,7 @@ func fabricGPU(uuid, clique string) (GPU, error) {
 // ParseQuery reads the text of `nvidia-smi -q`: per "GPU <bus id>"
 // section, the "Fabric" subsection (State, Status, CliqueId,
 // ClusterUUID) and the "Platform Info" subsection (Chassis Serial
-// Number). A GPU without a Fabric section (older drivers) has no fabric.
+// Number, or RACK Serial Number from drivers 565 to 570). A GPU without a Fabric section (older drivers) has no fabric.
 func ParseQuery(data []byte) ([]GPU, error) {
 	var gpus []GPU
 	var cur *GPU
@@ -167,7 +167,7 @@ func ParseQuery(data []byte) ([]GPU, error) {
 			case "ClusterUUID":
 				uuid = value
 			}
-		case indent == 8 && section == "Platform Info" && key == "Chassis Serial Number" && !notAvailable(value):
+		case indent == 8 && section == "Platform Info" && rackKey(key) && !notAvailable(value):
 			cur.ChassisSerial = value
 		}
 	}
@@ -184,6 +184,13 @@ func ParseQuery(data []byte) ([]GPU, error) {
 		return nil, fmt.Errorf("%w: %d GPUs attached but %d GPU sections (output cut short?)", ErrSyntax, attached, len(gpus))
 	}
 	return gpus, nil
+}
+
+// rackKey reports whether key names the rack's serial number under
+// Platform Info: "Chassis Serial Number", or "RACK Serial Number" as
+// drivers 565 to 570 call it.
+func rackKey(key string) bool {
+	return key == "Chassis Serial Number" || key == "RACK Serial Number"
 }
 
 // isBusIDHeader reports whether text is "GPU 0000:…" (a section header).

@@ -19,22 +19,25 @@ func TestParseFixtures(t *testing.T) {
 		pending int
 		err     error
 		msg     string
+		failed  int
 	}{
-		{"gb200-query.txt", 4, gb200UUID + ".32766", "1825024170029", 0, nil, ""},
-		{"gb200.csv", 4, gb200UUID + ".32766", "", 0, nil, ""},
-		{"gb200-header.csv", 4, gb200UUID + ".32766", "", 0, nil, ""},
-		{"gb200-old-driver-query.txt", 4, gb200UUID + ".32766", "", 0, nil, ""},
-		{"gb200-one-pending-query.txt", 4, gb200UUID + ".32766", "1825024170029", 1, nil, ""},
-		{"h100-query.txt", 2, "", "", 0, nil, ""},
-		{"h100.csv", 8, "", "", 0, nil, ""},
-		{"pcie-query.txt", 2, "", "", 0, nil, ""},
-		{"pcie.csv", 2, "", "", 0, nil, ""},
-		{"not-supported.csv", 1, "", "", 0, nil, ""},
-		{"no-fabric-section-query.txt", 1, "", "", 0, nil, ""},
-		{"gb200-in-progress-query.txt", 0, "", "", 0, ErrFabricNotReady, `GPU 00000008:01:00.0 state "In Progress" status "N/A"`},
-		{"gb200-mixed.csv", 0, "", "", 0, ErrMixedCliques, gb200UUID + ".32766, " + gb200UUID + ".17"},
-		{"gb200-truncated-query.txt", 0, "", "", 0, ErrSyntax, "4 GPUs attached but 2 GPU sections"},
-		{"garbled.csv", 0, "", "", 0, ErrSyntax, "csv line 2: want 2 fields"},
+		{"gb200-query.txt", 4, gb200UUID + ".32766", "1825024170029", 0, nil, "", 0},
+		{"gb200-565-rack-query.txt", 4, gb200UUID + ".32766", "1825024170029", 0, nil, "", 0},
+		{"gb200-insufficient-query.txt", 4, "", "", 0, nil, "", 4},
+		{"gb200.csv", 4, gb200UUID + ".32766", "", 0, nil, "", 0},
+		{"gb200-header.csv", 4, gb200UUID + ".32766", "", 0, nil, "", 0},
+		{"gb200-old-driver-query.txt", 4, gb200UUID + ".32766", "", 0, nil, "", 0},
+		{"gb200-one-pending-query.txt", 4, gb200UUID + ".32766", "1825024170029", 1, nil, "", 0},
+		{"h100-query.txt", 2, "", "", 0, nil, "", 0},
+		{"h100.csv", 8, "", "", 0, nil, "", 0},
+		{"pcie-query.txt", 2, "", "", 0, nil, "", 0},
+		{"pcie.csv", 2, "", "", 0, nil, "", 0},
+		{"not-supported.csv", 1, "", "", 0, nil, "", 0},
+		{"no-fabric-section-query.txt", 1, "", "", 0, nil, "", 0},
+		{"gb200-in-progress-query.txt", 0, "", "", 0, ErrFabricNotReady, `GPU 00000008:01:00.0 state "In Progress" status "N/A"`, 0},
+		{"gb200-mixed.csv", 0, "", "", 0, ErrMixedCliques, gb200UUID + ".32766, " + gb200UUID + ".17", 0},
+		{"gb200-truncated-query.txt", 0, "", "", 0, ErrSyntax, "4 GPUs attached but 2 GPU sections", 0},
+		{"garbled.csv", 0, "", "", 0, ErrSyntax, "csv line 2: want 2 fields", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -61,8 +64,8 @@ func TestParseFixtures(t *testing.T) {
 			if h.HasClique {
 				domain = h.Clique.String()
 			}
-			if h.GPUs != tt.gpus || domain != tt.domain || h.Rack != tt.rack || h.Pending != tt.pending {
-				t.Errorf("host %+v, want %d GPUs in %q rack %q pending %d", h, tt.gpus, tt.domain, tt.rack, tt.pending)
+			if h.GPUs != tt.gpus || domain != tt.domain || h.Rack != tt.rack || h.Pending != tt.pending || len(h.Failed) != tt.failed {
+				t.Errorf("host %+v, want %d GPUs in %q rack %q pending %d failed %d", h, tt.gpus, tt.domain, tt.rack, tt.pending, tt.failed)
 			}
 		})
 	}

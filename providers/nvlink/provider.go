@@ -115,6 +115,10 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		if r.host.HasClique {
 			b.AddToDomain(name, r.host.Clique.String(), r.host.Rack)
 		}
+		if len(r.host.Failed) > 0 {
+			p.log.Warn("nvlink: the node's NVLink fabric did not come up: it is left out of its domain", "node", name,
+				"gpus", strings.Join(r.host.Failed, "; "))
+		}
 		if r.host.Pending > 0 {
 			p.log.Warn("nvlink: some GPUs have not finished joining the fabric", "node", name, "gpus", r.host.Pending)
 		}

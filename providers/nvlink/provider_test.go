@@ -254,3 +254,35 @@ func TestFactoryExample(t *testing.T) {
 		t.Errorf("unknown key: %v", err)
 	}
 }
+
+// TestFabricThatDidNotComeUp: a node whose GPUs' fabric completed with
+// "Insufficient Resources" is kept, with its GPUs, out of its NVLink
+// domain, with a warning naming the node and the status; with the
+// default failedNodes: error the discovery still succeeds.
+func TestFabricThatDidNotComeUp(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Command = config.Command{"ssh", "{node}", "nvidia-smi", "-q"}
+	run := &fakeRunner{out: map[string]string{
+		"ssh gb01 nvidia-smi -q": readFixture(t, "gb200-query.txt"),
+		"ssh gb02 nvidia-smi -q": readFixture(t, "gb200-insufficient-query.txt"),
+	}}
+	var logs bytes.Buffer
+	p, err := New(cfg, providers.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Discover(context.Background(), request("gb01", "gb02"))
+	if err != nil {
+		t.Fatalf("Discover = %v, want gb02 left out of its domain", err)
+	}
+	if n, _ := g.Node("gb02"); n.Domain != "" || n.GPUs != 4 {
+		t.Errorf("gb02 = %+v, want 4 GPUs in no domain", n)
+	}
+	if n, _ := g.Node("gb01"); n.Domain == "" {
+		t.Errorf("gb01 = %+v, want it in its domain", n)
+	}
+	if !strings.Contains(logs.String(), "node=gb02") || !strings.Contains(logs.String(), `status \"Insufficient Resources\"`) {
+		t.Errorf("the warning should name gb02 and its status:\n%s", logs.String())
+	}
+}
