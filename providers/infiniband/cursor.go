@@ -19,7 +19,7 @@ func (c *cursor) word(w string) bool {
 	if !bytes.HasPrefix(rest, []byte(w)) {
 		return false
 	}
-	if len(rest) > len(w) && rest[len(w)] != ' ' && rest[len(w)] != '\t' {
+	if len(rest) > len(w) && rest[len(w)] != ' ' && rest[len(w)] != '\t' && (rest[len(w)] < '0' || rest[len(w)] > '9') {
 		return false
 	}
 	c.i += len(w)
@@ -36,6 +36,9 @@ func (c *cursor) space() bool {
 }
 
 func (c *cursor) peek(b byte) bool { return c.i < len(c.b) && c.b[c.i] == b }
+
+// digit reports whether a decimal digit comes next.
+func (c *cursor) digit() bool { return c.i < len(c.b) && c.b[c.i] >= '0' && c.b[c.i] <= '9' }
 
 func (c *cursor) byte(b byte) bool {
 	if c.peek(b) {

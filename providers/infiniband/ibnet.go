@@ -179,7 +179,12 @@ type Topology struct {
 	// (concatenated outputs of several fabric segments) appears once, with
 	// the union of its links.
 	Nodes []Node
-	index map[uint64]int
+	// Skipped are the numbers of the lines that belong to no record,
+	// before the first record or after the last (a pasted shell prompt,
+	// a terminal log's banner, a message of ibnetdiscover on stderr):
+	// they were left out.
+	Skipped []int
+	index   map[uint64]int
 }
 
 // Node returns the node with the given GUID.

@@ -26,6 +26,15 @@ const maxParseErrors = 10
 // Every cable must be reported consistently by both of its ends, and every
 // node named by a cable must have a record; otherwise the output is
 // reported truncated or inconsistent rather than read as a smaller fabric.
+//
+// Output as saved by people is read too: a byte-order mark, CRLF line
+// ends, lines whose tabs a terminal dropped ("Switch36 \"S-…\"#"), and
+// lines that belong to no record before the first record or after the
+// last (a shell prompt, a terminal log's banner, a message on stderr),
+// which are left out and listed in Topology.Skipped. A foreign line
+// that a record follows is an error naming its line. ibdiagnet's
+// variant, whose switchguid= header holds the system image GUID while
+// the Switch line names the node GUID, is read as the Switch line says.
 // source names the output in errors.
 func Parse(r io.Reader, source string) (*Topology, error) {
 	p := &parser{src: source, topo: &Topology{index: map[uint64]int{}}, cur: -1}
@@ -33,12 +42,20 @@ func Parse(r io.Reader, source string) (*Topology, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	for sc.Scan() {
 		p.line++
-		if err := p.parseLine(sc.Bytes()); err != nil {
+		b := sc.Bytes()
+		if p.line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		}
+		if err := p.parseLine(b); err != nil {
 			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, &ParseError{Source: source, Line: p.line + 1, Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
+	}
+	if p.records == 0 && len(p.topo.Skipped) > 0 {
+		return nil, &ParseError{Source: source, Line: p.topo.Skipped[0],
+			Err: fmt.Errorf("%w: not an ibnetdiscover line, and no record follows it (%d such lines, no record at all)", ErrSyntax, len(p.topo.Skipped))}
 	}
 	if p.pending.started {
 		return nil, &ParseError{Source: source, Line: p.pending.line,
@@ -68,6 +85,11 @@ type parser struct {
 	topo    *Topology
 	cur     int // index of the node whose port lines follow; -1 outside a record
 	pending header
+	// records counts the record lines read; foreign is the error of the
+	// first line after a record that belongs to none, returned if a
+	// record line follows it.
+	records int
+	foreign error
 }
 
 func (p *parser) errorf(text []byte, sentinel error, format string, args ...any) error {
@@ -80,14 +102,22 @@ func (p *parser) errorf(text []byte, sentinel error, format string, args ...any)
 
 func (p *parser) parseLine(raw []byte) error {
 	line := bytes.TrimRight(raw, " \t\r")
-	trimmed := bytes.TrimLeft(line, " \t")
+	trimmed := bytes.TrimLeft(line, " \t\r")
 	switch {
 	case len(trimmed) == 0:
 		p.cur = -1
 		return nil
 	case trimmed[0] == '#':
 		return nil
-	case trimmed[0] == '[':
+	}
+	if !recordLine(trimmed) {
+		return p.foreignLine(line)
+	}
+	if p.foreign != nil {
+		return p.foreign // a record follows the foreign line: it is inside the output
+	}
+	p.records++
+	if trimmed[0] == '[' {
 		if p.cur < 0 {
 			return p.errorf(line, ErrSyntax, "port line outside a node record")
 		}
@@ -105,7 +135,43 @@ func (p *parser) parseLine(raw []byte) error {
 		bytes.HasPrefix(trimmed, []byte("Hostname:")):
 		return nil // -g (group by chassis) decorations
 	}
-	return p.errorf(line, ErrSyntax, "not an ibnetdiscover line (a vendid=, devid=, sysimgguid=, switchguid= or caguid= header, a Switch, Ca or Rt line, or a [port] line)")
+	return p.errorf(line, ErrSyntax, "not an ibnetdiscover line")
+}
+
+// recordLine reports whether a line (trimmed, not blank or a comment)
+// can be part of a record: a header, a node line, a port line or a -g
+// decoration.
+func recordLine(t []byte) bool {
+	if t[0] == '[' {
+		return true
+	}
+	for _, typ := range []string{"Switch", "Ca", "Rt"} {
+		if rest, ok := bytes.CutPrefix(t, []byte(typ)); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t' || rest[0] >= '0' && rest[0] <= '9') {
+			return true
+		}
+	}
+	if key, _, ok := bytes.Cut(t, []byte{'='}); ok && len(key) > 0 && bytes.IndexFunc(key, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+		return true // a header, known or not (an unknown one is an error naming it)
+	}
+	return bytes.HasPrefix(t, []byte("Chassis ")) || bytes.Equal(t, []byte("Non-Chassis Nodes")) || bytes.HasPrefix(t, []byte("Hostname:"))
+}
+
+// foreignLine takes a line that belongs to no record: before the first
+// record it is skipped; after a record it is skipped if no record line
+// follows it (the end of the output), else it is an error naming it.
+func (p *parser) foreignLine(line []byte) error {
+	p.topo.Skipped = append(p.topo.Skipped, p.line)
+	if p.records == 0 {
+		return nil
+	}
+	if p.pending.started {
+		return p.errorf(line, ErrSyntax, "not an ibnetdiscover line (a record header is not followed by its Switch, Ca or Rt line)")
+	}
+	if p.foreign == nil {
+		p.foreign = p.errorf(line, ErrSyntax, "not an ibnetdiscover line (a vendid=, devid=, sysimgguid=, switchguid= or caguid= header, a Switch, Ca or Rt line, or a [port] line), and records follow it")
+	}
+	p.cur = -1
+	return nil
 }
 
 func (p *parser) headerLine(line []byte, key string, rest []byte) error {
@@ -153,7 +219,7 @@ func (p *parser) nodeLine(line []byte) error {
 	default:
 		return p.errorf(line, ErrSyntax, "unknown node type")
 	}
-	if !c.space() {
+	if !c.space() && !c.digit() { // a terminal log may have dropped the tab
 		return p.errorf(line, ErrSyntax, "no port count after %s", typ)
 	}
 	ports, ok := c.int()
@@ -174,6 +240,9 @@ func (p *parser) nodeLine(line []byte) error {
 	}
 	h := p.pending
 	p.pending = header{}
+	if h.guidGiven && h.guid != guid && h.guidType == typ && h.guid == h.sysImage {
+		h.guid = guid // ibdiagnet: the header's GUID is the system image's
+	}
 	if h.guidGiven && (h.guid != guid || h.guidType != typ) {
 		return p.errorf(line, ErrInconsistent, "node %s-%s follows the header of %s %s (line %d)",
 			string(typ.prefix()), FormatGUID(guid), h.guidType, FormatGUID(h.guid), h.line)

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/bounded"
@@ -118,6 +119,10 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	if err != nil {
 		return nil, fmt.Errorf("infiniband: %w", err)
 	}
+	if len(topo.Skipped) > 0 {
+		p.log.Warn("infiniband: left out lines that belong to no record (before the first or after the last)",
+			"source", src, "count", len(topo.Skipped), "lines", lineList(topo.Skipped))
+	}
 	r, reduceErr := p.reduce(topo)
 	if reduceErr != nil && len(req.Nodes) == 0 && p.nodes == nil {
 		return nil, fmt.Errorf("infiniband: %s: %w", src, reduceErr)
@@ -155,6 +160,19 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		p.log.Warn("infiniband: nodes under no switch", "source", src, "count", n)
 	}
 	return g, nil
+}
+
+// lineList writes line numbers for a log line, at most 20 of them.
+func lineList(lines []int) string {
+	parts := make([]string, 0, min(len(lines), 21))
+	for i, l := range lines {
+		if i == 20 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(lines)-20))
+			break
+		}
+		parts = append(parts, strconv.Itoa(l))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // wanted returns the node names the graph covers.
