@@ -78,6 +78,9 @@ func (p *Provider) reduce(t *Topology) (*reduced, error) {
 func (p *Provider) addCA(f *fabric.Fabric, r *reduced, n *Node, ids map[uint64]string) {
 	r.cas++
 	kind, host, hca := p.desc.parse(n.Description)
+	if kind == caUnnamed && n.HostOnly {
+		kind, host = caHost, n.Description
+	}
 	switch kind {
 	case caIgnored:
 		r.ignored++

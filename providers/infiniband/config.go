@@ -43,6 +43,12 @@ type Config struct {
 	Command config.Command `yaml:"command,omitempty"`
 	// OutputText is ibnetdiscover output given inline (examples, tests).
 	OutputText string `yaml:"outputText,omitempty"`
+	// NodeNameMap is an OpenSM node-name-map file (`0x<node GUID>
+	// "name"` per line, # comments), read at each discovery: a mapped
+	// node is named as `ibnetdiscover --node-name-map` would name it,
+	// before hostPattern applies; a CA mapped to a host name alone is
+	// that host. For fabrics whose HCAs carry generic descriptions.
+	NodeNameMap string `yaml:"nodeNameMap,omitempty" path:"read"`
 	// Timeout bounds one run of Command (default DefaultTimeout).
 	Timeout time.Duration `yaml:"timeout,omitempty"`
 	// HostPattern is a regular expression matched against HCA node

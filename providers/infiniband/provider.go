@@ -119,6 +119,13 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	if err != nil {
 		return nil, fmt.Errorf("infiniband: %w", err)
 	}
+	if p.cfg.NodeNameMap != "" {
+		m, err := p.nameMap()
+		if err != nil {
+			return nil, fmt.Errorf("infiniband: nodeNameMap: %w", err)
+		}
+		m.apply(topo)
+	}
 	if len(topo.Skipped) > 0 {
 		p.log.Warn("infiniband: left out lines that belong to no record (before the first or after the last)",
 			"source", src, "count", len(topo.Skipped), "lines", lineList(topo.Skipped))
@@ -160,6 +167,15 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 		p.log.Warn("infiniband: nodes under no switch", "source", src, "count", n)
 	}
 	return g, nil
+}
+
+// nameMap reads Config.NodeNameMap.
+func (p *Provider) nameMap() (NameMap, error) {
+	data, err := p.readFile(p.cfg.NodeNameMap)
+	if err != nil {
+		return nil, err
+	}
+	return ParseNameMap(data, p.cfg.NodeNameMap)
 }
 
 // lineList writes line numbers for a log line, at most 20 of them.
