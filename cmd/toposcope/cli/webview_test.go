@@ -119,6 +119,12 @@ func TestWebViewLive(t *testing.T) {
 	if err := chromedp.Do(tctx, chromedp.WaitVisible(chromedp.CSS(`body[data-snapshot="2"]`))); err != nil {
 		t.Fatalf("the new snapshot did not show: %v", err)
 	}
+	// The page marks the snapshot before it has drawn the new graph's
+	// totals: wait for them (the test's budget bounds the wait).
+	if err := chromedp.Do(tctx, chromedp.Poll[chromedp.Void](`document.querySelector("#totals").textContent.includes("80 nodes")`,
+		chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Errorf("the totals did not show 80 nodes: %v", err)
+	}
 	totals, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("#totals")))
 	if err != nil || !strings.Contains(totals, "80 nodes") {
 		t.Errorf("totals %q (%v), want 80 nodes", totals, err)
