@@ -42,6 +42,9 @@ func (p *Provider) reduce(t *Topology) (*reduced, error) {
 		return r, err
 	}
 	f := fabric.New()
+	if p.sel.all() {
+		f.ChooseLeaves() // no rail selected: one rule for every host (fabric.ChooseLeaves)
+	}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		switch n.Type {

@@ -56,7 +56,29 @@ type Fabric struct {
 	switches []swtch
 	hostIDs  map[string]int32
 	hosts    []string
+	// chooseLeaves places a host under leaf groups that cannot be merged
+	// under one of them (ChooseLeaves).
+	chooseLeaves bool
 }
+
+// Choice is where Reduce placed a host whose end points are under leaf
+// groups that cannot be merged (ChooseLeaves).
+type Choice struct {
+	// Host is the host; Leaf the first switch of the group it was
+	// placed under; Others the first switches of the groups it was not.
+	Host   string
+	Leaf   string
+	Others []string
+}
+
+// ChooseLeaves makes Reduce place a host whose end points (HCAs) are
+// under leaf groups that cannot be merged (rails whose leaves carry
+// different hosts) under one of them instead of failing with
+// ErrAmbiguousLeaf: the group holding most of its end points, then the
+// group with fewer hosts (its own leaf rather than a storage leaf many
+// hosts share), then the one whose first switch ID comes first.
+// The same rule holds for every host; Tree.Chosen lists each choice.
+func (f *Fabric) ChooseLeaves() { f.chooseLeaves = true }
 
 type swtch struct {
 	id, display string

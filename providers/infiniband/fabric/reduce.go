@@ -25,12 +25,19 @@ type reducer struct {
 	groupOf []int32 // switch index -> group index; -1 while unplaced
 	current []int32 // groups of the level just placed
 	level   int
+	// hosts are the cluster hosts attached to each switch, less those
+	// whose leaf was chosen elsewhere (ChooseLeaves); off marks the
+	// switches that held hosts only so: never placed, never crossed.
+	hosts  [][]int32
+	off    []bool
+	chosen []Choice
 }
 
 func newReducer(f *Fabric) *reducer {
-	r := &reducer{f: f, groupOf: make([]int32, len(f.switches))}
+	r := &reducer{f: f, groupOf: make([]int32, len(f.switches)), hosts: make([][]int32, len(f.switches)), off: make([]bool, len(f.switches))}
 	for i := range r.groupOf {
 		r.groupOf[i] = -1
+		r.hosts[i] = f.switches[i].hosts
 	}
 	return r
 }
@@ -41,31 +48,84 @@ type candidate struct {
 	children []int32
 }
 
-// leaves places the switches that hold cluster hosts.
+// leaves places the switches that hold cluster hosts. With ChooseLeaves,
+// a host under leaf groups that cannot be merged is placed under one of
+// them (choose) and the leaves are grouped again without it elsewhere.
 func (r *reducer) leaves() error {
-	var cands []candidate
-	for i := range r.f.switches {
-		s := &r.f.switches[i]
-		if len(s.hosts) == 0 {
+	for {
+		var cands []candidate
+		for i := range r.f.switches {
+			if len(r.hosts[i]) == 0 {
+				continue
+			}
+			cands = append(cands, candidate{members: []int32{int32(i)}, children: sortedUnique(slices.Clone(r.hosts[i]))})
+		}
+		if len(cands) == 0 {
+			return ErrNoLeaves
+		}
+		groups, conflicts := r.merge(cands)
+		if len(conflicts) == 0 {
+			r.current = groups
+			return nil
+		}
+		if !r.f.chooseLeaves {
+			return r.ambiguous(conflicts)
+		}
+		for _, c := range conflicts {
+			r.choose(c)
+		}
+		r.groups = r.groups[:0]
+		for i := range r.groupOf {
+			r.groupOf[i] = -1
+		}
+	}
+}
+
+// choose places the host of c under one of the leaf groups c.parents:
+// the one holding most of the host's end points, then the one with
+// fewer hosts (a host's own leaf rather than a storage or service leaf
+// that many hosts share), then the first by switch ID; the host is taken off the
+// other groups' switches, and a switch left with no host is off.
+func (r *reducer) choose(c conflict) {
+	count := func(g int32) int {
+		n := 0
+		for _, m := range r.groups[g].members {
+			for _, h := range r.hosts[m] {
+				if h == c.child {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	best := slices.MaxFunc(c.parents, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(count(a), count(b)), cmp.Compare(len(r.groups[b].children), len(r.groups[a].children)),
+			r.f.compareIDs(r.groups[b].members[0], r.groups[a].members[0]))
+	})
+	ch := Choice{Host: r.f.hosts[c.child], Leaf: r.f.switches[r.groups[best].members[0]].id}
+	for _, g := range c.parents {
+		if g == best {
 			continue
 		}
-		cands = append(cands, candidate{members: []int32{int32(i)}, children: sortedUnique(slices.Clone(s.hosts))})
-	}
-	if len(cands) == 0 {
-		return ErrNoLeaves
-	}
-	groups, conflicts := r.merge(cands)
-	if len(conflicts) > 0 {
-		slices.SortFunc(conflicts, func(a, b conflict) int { return hostlist.Compare(r.f.hosts[a.child], r.f.hosts[b.child]) })
-		var errs []error
-		for _, c := range firstN(conflicts) {
-			errs = append(errs, fmt.Errorf("host %q is under leaf switches %s: %w",
-				r.f.hosts[c.child], r.groupLabels(c.parents), ErrAmbiguousLeaf))
+		ch.Others = append(ch.Others, r.f.switches[r.groups[g].members[0]].id)
+		for _, m := range r.groups[g].members {
+			r.hosts[m] = slices.DeleteFunc(slices.Clone(r.hosts[m]), func(h int32) bool { return h == c.child })
+			r.off[m] = len(r.hosts[m]) == 0
 		}
-		return withMore(errs, len(conflicts), "hosts")
 	}
-	r.current = groups
-	return nil
+	r.chosen = append(r.chosen, ch)
+}
+
+// ambiguous is the error of hosts under leaf groups that cannot be
+// merged.
+func (r *reducer) ambiguous(conflicts []conflict) error {
+	slices.SortFunc(conflicts, func(a, b conflict) int { return hostlist.Compare(r.f.hosts[a.child], r.f.hosts[b.child]) })
+	var errs []error
+	for _, c := range firstN(conflicts) {
+		errs = append(errs, fmt.Errorf("host %q is under leaf switches %s: %w",
+			r.f.hosts[c.child], r.groupLabels(c.parents), ErrAmbiguousLeaf))
+	}
+	return withMore(errs, len(conflicts), "hosts")
 }
 
 // nextLevel places the parents of the current level; it leaves current
@@ -75,7 +135,7 @@ func (r *reducer) nextLevel() error {
 	for _, g := range r.current {
 		for _, m := range r.groups[g].members {
 			for n := range r.f.switches[m].nbrs {
-				if r.groupOf[n] >= 0 || r.f.switches[n].foreign != "" {
+				if r.groupOf[n] >= 0 || r.f.switches[n].foreign != "" || r.off[n] {
 					continue
 				}
 				byCand[n] = append(byCand[n], g)

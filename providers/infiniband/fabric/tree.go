@@ -35,11 +35,12 @@ type Tree struct {
 	hostGroup map[string]int
 	excluded  []string
 	unreached []string
+	chosen    []Choice
 }
 
 func (r *reducer) tree() *Tree {
 	f := r.f
-	t := &Tree{groups: make([]Group, len(r.groups)), hostGroup: map[string]int{}}
+	t := &Tree{groups: make([]Group, len(r.groups)), hostGroup: map[string]int{}, chosen: r.chosen}
 	for i, g := range r.groups {
 		out := Group{Level: g.level, UplinkGbps: g.uplink, Members: make([]string, len(g.members))}
 		for j, m := range g.members {
@@ -83,7 +84,7 @@ func (r *reducer) tree() *Tree {
 		s := &f.switches[i]
 		switch {
 		case r.groupOf[i] >= 0:
-		case s.foreign != "":
+		case s.foreign != "" || r.off[i]:
 			t.excluded = append(t.excluded, s.id)
 		default:
 			t.unreached = append(t.unreached, s.id)
@@ -93,6 +94,10 @@ func (r *reducer) tree() *Tree {
 	hostlist.Sort(t.unreached)
 	return t
 }
+
+// Chosen lists the hosts placed under one of several leaf groups
+// (Fabric.ChooseLeaves), in host order.
+func (t *Tree) Chosen() []Choice { return t.chosen }
 
 // Groups returns the switch groups, leaves first (ascending level).
 func (t *Tree) Groups() []Group { return t.groups }
