@@ -42,7 +42,7 @@ func (p *Provider) reduce(t *Topology) (*reduced, error) {
 		return r, err
 	}
 	f := fabric.New()
-	if p.sel.all() {
+	if p.names.AllHCAs() {
 		f.ChooseLeaves() // no rail selected: one rule for every host (fabric.ChooseLeaves)
 	}
 	for i := range t.Nodes {
@@ -66,7 +66,7 @@ func (p *Provider) reduce(t *Topology) (*reduced, error) {
 	tree, err := f.Reduce()
 	if errors.Is(err, fabric.ErrNoLeaves) {
 		return r, fmt.Errorf("%w: of %d CAs, %d have a host name matching hostPattern %q (%d unnamed, %d ignored) and none of those is a cluster host with an HCA selected by %s",
-			err, r.cas, len(r.seen), p.cfg.HostPattern, r.unnamed, r.ignored, p.sel.describe(p.cfg))
+			err, r.cas, len(r.seen), p.cfg.HostPattern, r.unnamed, r.ignored, p.names.Selection())
 	}
 	if errors.Is(err, fabric.ErrAmbiguousLeaf) {
 		return r, fmt.Errorf("%w\n(the hosts reach several fabrics or rails: select one with hcas or hcaGUIDs, or list the cluster's hosts in nodes)", err)
@@ -80,20 +80,25 @@ func (p *Provider) reduce(t *Topology) (*reduced, error) {
 
 func (p *Provider) addCA(f *fabric.Fabric, r *reduced, n *Node, ids map[uint64]string) {
 	r.cas++
-	kind, host, hca := p.desc.parse(n.Description)
-	if kind == caUnnamed && n.HostOnly {
-		kind, host = caHost, n.Description
+	guids := []uint64{n.GUID}
+	for _, l := range n.Links {
+		guids = append(guids, l.PortGUID)
 	}
-	switch kind {
-	case caIgnored:
+	ca := p.names.Name(n.Description, guids...)
+	if ca.Host == "" && !ca.Ignored && n.HostOnly {
+		ca = p.names.HostOnly(n.Description, guids...)
+	}
+	host, hca := ca.Host, ca.HCA
+	switch {
+	case ca.Ignored:
 		r.ignored++
 		return
-	case caUnnamed:
+	case host == "":
 		r.unnamed++
 		return
 	}
 	r.seen[host] = append(r.seen[host], fmt.Sprintf("%s (%s)", hca, FormatGUID(n.GUID)))
-	use := p.sel.selects(n, hca) && (p.cluster == nil || p.cluster[host])
+	use := ca.Selected && (p.cluster == nil || p.cluster[host])
 	if use {
 		r.hcas[host] = append(r.hcas[host], hca)
 	}
@@ -157,7 +162,7 @@ func (p *Provider) noMatch(r *reduced, names []string) error {
 			break
 		}
 		errs = append(errs, fmt.Errorf("host %q has HCAs %s, none selected by %s (list the cluster's hosts in nodes, or name hosts that are not compute nodes in notCompute): %w",
-			h, strings.Join(r.seen[h], ", "), p.sel.describe(p.cfg), ErrNoHCAMatch))
+			h, strings.Join(r.seen[h], ", "), p.names.Selection(), ErrNoHCAMatch))
 	}
 	return errors.Join(errs...)
 }

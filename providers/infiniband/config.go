@@ -2,9 +2,6 @@ package infiniband
 
 import (
 	"errors"
-	"fmt"
-	"path"
-	"regexp"
 	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
@@ -84,11 +81,16 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Timeout:     DefaultTimeout,
-		HostPattern: DefaultHostPattern,
-		Ignore:      []string{`Aggregation Node`},
-		NotCompute:  []string{"localhost", "localhost.*"},
+		HostPattern: DefaultNamingRules().HostPattern,
+		Ignore:      DefaultNamingRules().Ignore,
+		NotCompute:  DefaultNamingRules().NotCompute,
 		SwitchIDs:   SwitchIDsGUID,
 	}
+}
+
+// naming returns the host-naming rules of c.
+func (c Config) naming() NamingRules {
+	return NamingRules{HostPattern: c.HostPattern, HCAs: c.HCAs, HCAGUIDs: c.HCAGUIDs, Ignore: c.Ignore, NotCompute: c.NotCompute}
 }
 
 // Validate reports every invalid field as config.FieldErrors.
@@ -107,32 +109,10 @@ func (c Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, config.Errorf("timeout", "must be positive, e.g. 5m"))
 	}
-	if _, err := compileHostPattern(c.HostPattern); err != nil {
-		errs = append(errs, config.Errorf("hostPattern", "%v", err))
-	}
-	for i, g := range c.HCAs {
-		if _, err := path.Match(g, "mlx5_0"); err != nil || g == "" {
-			errs = append(errs, config.Errorf(fmt.Sprintf("hcas[%d]", i), "bad pattern %q", g))
-		}
-	}
-	for i, g := range c.HCAGUIDs {
-		if _, err := parseHex([]byte(g), 64); err != nil {
-			errs = append(errs, config.Errorf(fmt.Sprintf("hcaGUIDs[%d]", i), "bad GUID %q: %v", g, err))
-		}
-	}
+	errs = append(errs, c.naming().Validate()...)
 	if c.Nodes != "" {
 		if _, err := hostlist.Expand(c.Nodes); err != nil {
 			errs = append(errs, config.Errorf("nodes", "%v", err))
-		}
-	}
-	for i, re := range c.Ignore {
-		if _, err := regexp.Compile(re); err != nil {
-			errs = append(errs, config.Errorf(fmt.Sprintf("ignore[%d]", i), "%v", err))
-		}
-	}
-	for i, pat := range c.NotCompute {
-		if _, err := path.Match(pat, ""); err != nil {
-			errs = append(errs, config.Errorf(fmt.Sprintf("notCompute[%d]", i), "%v", err))
 		}
 	}
 	if c.SwitchIDs != SwitchIDsGUID && c.SwitchIDs != SwitchIDsName {
@@ -141,13 +121,3 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func compileHostPattern(p string) (*regexp.Regexp, error) {
-	re, err := regexp.Compile(p)
-	if err != nil {
-		return nil, err
-	}
-	if re.SubexpIndex("host") < 0 {
-		return nil, errors.New(`needs a named group (?P<host>...)`)
-	}
-	return re, nil
-}

@@ -25,7 +25,7 @@ const (
 	caIgnored               // matched Config.Ignore (SHARP aggregation nodes…)
 )
 
-func newDescriber(c Config) (describer, error) {
+func newDescriber(c NamingRules) (describer, error) {
 	re, err := compileHostPattern(c.HostPattern)
 	if err != nil {
 		return describer{}, err
@@ -64,7 +64,7 @@ type selector struct {
 	guids map[uint64]bool
 }
 
-func newSelector(c Config) selector {
+func newSelector(c NamingRules) selector {
 	s := selector{globs: c.HCAs}
 	for _, g := range c.HCAGUIDs {
 		v, _ := parseHex([]byte(g), 64) // validated
@@ -79,9 +79,9 @@ func newSelector(c Config) selector {
 // all reports whether every HCA is selected.
 func (s selector) all() bool { return len(s.globs) == 0 && len(s.guids) == 0 }
 
-// selects reports whether CA n, named hca, is selected: by name, by node
-// GUID or by one of its port GUIDs.
-func (s selector) selects(n *Node, hca string) bool {
+// selects reports whether the CA named hca, with these node and port
+// GUIDs, is selected: by name or by one of its GUIDs.
+func (s selector) selects(hca string, guids []uint64) bool {
 	if s.all() {
 		return true
 	}
@@ -90,30 +90,12 @@ func (s selector) selects(n *Node, hca string) bool {
 			return true
 		}
 	}
-	if s.guids[n.GUID] {
-		return true
-	}
-	for _, l := range n.Links {
-		if l.PortGUID != 0 && s.guids[l.PortGUID] {
+	for _, g := range guids {
+		if g != 0 && s.guids[g] {
 			return true
 		}
 	}
 	return false
-}
-
-// describe summarises the selection for messages.
-func (s selector) describe(c Config) string {
-	if s.all() {
-		return "every HCA"
-	}
-	var parts []string
-	if len(c.HCAs) > 0 {
-		parts = append(parts, "hcas "+strings.Join(c.HCAs, ","))
-	}
-	if len(c.HCAGUIDs) > 0 {
-		parts = append(parts, "hcaGUIDs "+strings.Join(c.HCAGUIDs, ","))
-	}
-	return strings.Join(parts, " or ")
 }
 
 // switchName returns the human name of a switch from its description:

@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,8 +46,7 @@ type Provider struct {
 	run      Runner
 	readFile func(string) ([]byte, error)
 	log      *slog.Logger
-	desc     describer
-	sel      selector
+	names    *Naming
 	cluster  map[string]bool // nil: every host
 	nodes    []string        // Config.Nodes expanded, in order
 }
@@ -70,11 +68,11 @@ func newProvider(cfg Config, deps providers.Deps, run Runner) (*Provider, error)
 	if cfg.Output == "" && cfg.OutputText == "" && len(cfg.Command) == 0 {
 		cfg.Command = config.Command{"ibnetdiscover"}
 	}
-	d, err := newDescriber(cfg)
+	names, err := NewNaming(cfg.naming())
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{cfg: cfg, run: run, readFile: readSource, log: deps.Logger, desc: d, sel: newSelector(cfg)}
+	p := &Provider{cfg: cfg, run: run, readFile: readSource, log: deps.Logger, names: names}
 	p.cluster, p.nodes = clusterSet(cfg.Nodes)
 	return p, nil
 }
@@ -255,14 +253,7 @@ func NewFactory() providers.Factory {
 func readSource(path string) ([]byte, error) { return bounded.ReadFile(path, providers.MaxSourceBytes) }
 
 // notCompute reports whether host matches a notCompute pattern.
-func (p *Provider) notCompute(host string) bool {
-	for _, pat := range p.cfg.NotCompute {
-		if ok, _ := path.Match(pat, host); ok {
-			return true
-		}
-	}
-	return false
-}
+func (p *Provider) notCompute(host string) bool { return p.names.NotCompute(host) }
 
 // computeHosts returns every host seen in the fabric that is not
 // notCompute, sorted.
