@@ -120,4 +120,3 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
