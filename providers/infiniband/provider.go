@@ -27,7 +27,6 @@ import (
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/infiniband/fabric"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -162,11 +161,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	p.log.Debug("infiniband discovery", "source", src, "nodes", len(g.Nodes()), "switches", len(g.Switches()),
 		"cas", r.cas, "unnamedCAs", r.unnamed, "excludedSwitches", len(r.tree.Excluded()),
 		"unreachedSwitches", len(r.tree.Unreached()), "unplaced", len(g.NodesWithoutSwitch()))
-	if chosen := r.tree.Chosen(); len(chosen) > 0 {
-		p.log.Warn("infiniband: hosts whose HCAs are under leaf switches that carry different hosts were each placed under one "+
-			"(the leaf with most of the host's HCAs, then the one with fewer hosts, then the first by ID; set hcas or hcaGUIDs to choose a rail)",
-			"source", src, "count", len(chosen), "placed", choiceList(chosen))
-	}
+	r.tree.LogChosen(p.log, Name, src)
 	if n := len(g.NodesWithoutSwitch()); n > 0 {
 		p.log.Warn("infiniband: nodes under no switch", "source", src, "count", n)
 	}
@@ -180,20 +175,6 @@ func (p *Provider) nameMap() (NameMap, error) {
 		return nil, err
 	}
 	return ParseNameMap(data, p.cfg.NodeNameMap)
-}
-
-// choiceList writes the first choices for a log line: "host under leaf
-// (not other, …)".
-func choiceList(chosen []fabric.Choice) string {
-	parts := make([]string, 0, min(len(chosen), 11))
-	for i, c := range chosen {
-		if i == 10 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(chosen)-10))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s under %s (not %s)", c.Host, c.Leaf, strings.Join(c.Others, ", ")))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // lineList writes line numbers for a log line, at most 20 of them.

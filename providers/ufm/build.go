@@ -3,8 +3,10 @@ package ufm
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/infiniband/fabric"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -51,8 +53,13 @@ func (l Link) gbps() uint32 {
 // reduce builds the switch tree from UFM's systems and links.
 func (p *Provider) reduce(s *Snapshot) (*fabric.Tree, error) {
 	f := fabric.New()
+	if p.names.AllHCAs() {
+		f.ChooseLeaves() // as the infiniband provider: one rule for every multi-rail host
+	}
 	byGUID := map[string]*System{}
+	names := map[string]infiniband.CAName{} // host systems by GUID
 	var errs []error
+	var unnamed []string
 	seen := map[string]string{}
 	for i := range s.Systems {
 		sys := &s.Systems[i]
@@ -67,10 +74,20 @@ func (p *Provider) reduce(s *Snapshot) (*fabric.Tree, error) {
 			seen[id] = g
 			f.AddSwitch(id, sys.Name)
 		case "host":
-			if err := topology.CheckNodeName(sys.Name); err != nil && len(errs) < maxReported {
-				errs = append(errs, fmt.Errorf("host system %s: name %q: %w", g, sys.Name, err))
+			v, _ := strconv.ParseUint(g, 16, 64)
+			ca := p.names.Name(sys.Name, v)
+			if ca.Host == "" && !ca.Ignored && !strings.ContainsAny(sys.Name, " \t") && topology.CheckNodeName(sys.Name) == nil {
+				ca = p.names.HostOnly(sys.Name, v) // a system renamed to its host's name
+			}
+			names[g] = ca
+			if ca.Host == "" && !ca.Ignored {
+				unnamed = append(unnamed, strconv.Quote(sys.Name))
 			}
 		}
+	}
+	if len(unnamed) > 0 {
+		p.log.Warn("ufm: host systems whose system_name names no host (hostPattern) are left out", "count", len(unnamed),
+			"first", strings.Join(unnamed[:min(len(unnamed), maxReported)], ", "))
 	}
 	bad := 0
 	for _, l := range s.Links {
@@ -84,7 +101,7 @@ func (p *Provider) reduce(s *Snapshot) (*fabric.Tree, error) {
 			bad++
 			continue
 		}
-		p.addLink(f, a, b, l.gbps())
+		p.addLink(f, a, b, names, l.gbps())
 	}
 	if bad > maxReported {
 		errs = append(errs, fmt.Errorf("and %d more such links", bad-maxReported))
@@ -99,7 +116,12 @@ func (p *Provider) reduce(s *Snapshot) (*fabric.Tree, error) {
 	return tree, err
 }
 
-func (p *Provider) addLink(f *fabric.Fabric, a, b *System, gbps uint32) {
+// addLink adds a cable: between switches, or from a switch to a host
+// system, named by the naming rules (names, by GUID): a selected HCA of
+// a cluster host attaches its host; another named or unnamed end point
+// marks the switch foreign; an ignored one (a SHARP aggregation node)
+// does neither.
+func (p *Provider) addLink(f *fabric.Fabric, a, b *System, names map[string]infiniband.CAName, gbps uint32) {
 	if a.Type == "host" && b.Type == "switch" {
 		a, b = b, a
 	}
@@ -107,9 +129,12 @@ func (p *Provider) addLink(f *fabric.Fabric, a, b *System, gbps uint32) {
 	case a.Type == "switch" && b.Type == "switch":
 		f.Link(p.switchID(a), p.switchID(b), gbps)
 	case a.Type == "switch" && b.Type == "host":
-		if p.hosts.Has(b.Name) {
-			f.AttachHost(p.switchID(a), b.Name)
-		} else {
+		ca := names[normGUID(b.GUID)]
+		switch {
+		case ca.Ignored:
+		case ca.Host != "" && ca.Selected && p.hosts.Has(ca.Host):
+			f.AttachHost(p.switchID(a), ca.Host)
+		default:
 			f.MarkForeign(p.switchID(a), b.Name)
 		}
 	}

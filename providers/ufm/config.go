@@ -7,6 +7,7 @@ import (
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/httpretry"
+	"github.com/toposcope/toposcope/providers/infiniband"
 )
 
 // Values of Config.Auth.
@@ -47,6 +48,27 @@ type Config struct {
 	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
 	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true" enum:"guid,name"`
+	// HostPattern is a regular expression matched against a host
+	// system's system_name, which UFM takes from the HCA's node
+	// description ("<host> <HCA>"); its named group "host" is the host
+	// name and its optional group "hca" the HCA name (default, as the
+	// infiniband provider's, infiniband.DefaultHostPattern). A host
+	// with several HCAs is one node.
+	HostPattern string `yaml:"hostPattern,omitempty" request:"true"`
+	// HCAs selects the HCAs to use by name, as shell patterns; with
+	// neither HCAs nor HCAGUIDs, every HCA.
+	HCAs []string `yaml:"hcas,omitempty" request:"true"`
+	// HCAGUIDs selects HCAs by the GUID of their UFM system (hex, 0x
+	// optional).
+	HCAGUIDs []string `yaml:"hcaGUIDs,omitempty" request:"true"`
+	// Ignore lists regular expressions of system names that are neither
+	// cluster hosts nor anything else (default: SHARP "Aggregation
+	// Node"s).
+	Ignore []string `yaml:"ignore,omitempty" request:"true"`
+	// NotCompute lists shell patterns of host names that are not compute
+	// nodes (the UFM host itself, a subnet manager): with no nodes list
+	// they are left out (default ["localhost", "localhost.*"]).
+	NotCompute []string `yaml:"notCompute,omitempty" request:"true"`
 	// Snapshot, when set, is used instead of asking a server: the
 	// systems and links responses, inline (examples, tests, or a saved
 	// capture).
@@ -62,7 +84,13 @@ type Snapshot struct {
 // DefaultConfig returns the defaults: basic authentication, GUID switch
 // IDs.
 func DefaultConfig() Config {
-	return Config{Auth: AuthBasic, SwitchIDs: SwitchIDsGUID}
+	r := infiniband.DefaultNamingRules()
+	return Config{Auth: AuthBasic, SwitchIDs: SwitchIDsGUID, HostPattern: r.HostPattern, Ignore: r.Ignore, NotCompute: r.NotCompute}
+}
+
+// naming returns the host-naming rules of c, the infiniband provider's.
+func (c Config) naming() infiniband.NamingRules {
+	return infiniband.NamingRules{HostPattern: c.HostPattern, HCAs: c.HCAs, HCAGUIDs: c.HCAGUIDs, Ignore: c.Ignore, NotCompute: c.NotCompute}
 }
 
 // Validate reports every invalid field as config.FieldErrors.
@@ -83,6 +111,7 @@ func (c Config) Validate() error {
 	if c.Auth != AuthBasic && c.Auth != AuthToken {
 		errs = append(errs, config.Errorf("auth", "must be %q or %q, not %q", AuthBasic, AuthToken, c.Auth))
 	}
+	errs = append(errs, c.naming().Validate()...)
 	if c.Nodes != "" {
 		if _, err := hostlist.Expand(c.Nodes); err != nil {
 			errs = append(errs, config.Errorf("nodes", "%v", err))

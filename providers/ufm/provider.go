@@ -20,11 +20,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/infiniband/fabric"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -66,6 +68,7 @@ type Provider struct {
 	auth   string // the Authorization header value; never logged
 	log    *slog.Logger
 	hosts  fabric.HostSet
+	names  *infiniband.Naming
 	obs    providers.Observer
 }
 
@@ -80,7 +83,11 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 
 func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, error) {
 	deps = deps.WithDefaults()
-	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, hosts: fabric.HostSetOf(cfg.Nodes)}
+	names, err := infiniband.NewNaming(cfg.naming())
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{cfg: cfg, log: deps.Logger, obs: deps.Observer, hosts: fabric.HostSetOf(cfg.Nodes), names: names}
 	if cfg.Snapshot != nil {
 		return p, nil
 	}
@@ -102,7 +109,6 @@ func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Pr
 		p.auth = "Basic " + cred
 		secrets = []string{pw, cred}
 	}
-	var err error
 	if p.client, err = providers.HTTPClient(Name, cfg.Connection, deps, secrets, opts...); err != nil {
 		return nil, err
 	}
@@ -162,6 +168,7 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	if err != nil {
 		return nil, fmt.Errorf("ufm: %s: build graph: %w", p.where(), err)
 	}
+	tree.LogChosen(p.log, Name, p.where())
 	p.log.Debug("ufm discovery", "url", p.where(), "systems", len(snap.Systems), "links", len(snap.Links),
 		"nodes", len(g.Nodes()), "switches", len(g.Switches()), "excludedSwitches", len(tree.Excluded()))
 	return g, nil
@@ -179,7 +186,7 @@ func (p *Provider) wanted(req providers.Request, tree *fabric.Tree) ([]string, e
 		if p.hosts.Names() != nil {
 			return p.hosts.Names(), nil
 		}
-		return tree.Hosts(), nil
+		return slices.DeleteFunc(slices.Clone(tree.Hosts()), p.names.NotCompute), nil
 	}
 	out := make([]string, 0, len(req.Nodes))
 	for i, ref := range req.Nodes {

@@ -2,6 +2,8 @@ package fabric
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/topology"
@@ -98,6 +100,26 @@ func (r *reducer) tree() *Tree {
 // Chosen lists the hosts placed under one of several leaf groups
 // (Fabric.ChooseLeaves), in host order.
 func (t *Tree) Chosen() []Choice { return t.chosen }
+
+// LogChosen warns, once, of the hosts placed under one of several leaf
+// groups, naming the first ten ("gpu001 under <leaf> (not <other>)") and
+// the rule; provider and source say whose fabric it is.
+func (t *Tree) LogChosen(log *slog.Logger, provider, source string) {
+	if len(t.chosen) == 0 {
+		return
+	}
+	parts := make([]string, 0, min(len(t.chosen), 11))
+	for i, c := range t.chosen {
+		if i == 10 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(t.chosen)-10))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s under %s (not %s)", c.Host, c.Leaf, strings.Join(c.Others, ", ")))
+	}
+	log.Warn(provider+": hosts whose HCAs are under leaf switches that carry different hosts were each placed under one "+
+		"(the leaf with most of the host's HCAs, then the one with fewer hosts, then the first by ID; set hcas or hcaGUIDs to choose a rail)",
+		"source", source, "count", len(t.chosen), "placed", strings.Join(parts, "; "))
+}
 
 // Groups returns the switch groups, leaves first (ascending level).
 func (t *Tree) Groups() []Group { return t.groups }
