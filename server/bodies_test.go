@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -99,6 +100,35 @@ func TestSlowBodiesHoldNoExtenderSlot(t *testing.T) {
 	wg.Wait()
 }
 
+// heldBody starts a POST of a body of length bytes to target on the
+// router, sends first and one byte more, and returns once the handler has
+// read them: a pipe write returns when the handler's Read has taken it,
+// and the handler reads again only after it has charged what it read, so
+// when the second write returns, first is charged. finish ends the body
+// with an error and waits for the answer.
+func heldBody(t *testing.T, s *stack, target string, length int, first string) (finish func() int) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	req := httptest.NewRequest(http.MethodPost, target, pr)
+	req.ContentLength = int64(length)
+	req.Host = "127.0.0.1:49021"
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { defer close(done); s.handler.ServeHTTP(w, req) }()
+	for _, part := range []string{first, " "} {
+		if _, err := io.WriteString(pw, part); err != nil {
+			<-done
+			t.Fatalf("the handler stopped reading: %v (answer %d %s)", err, w.Code, w.Body)
+		}
+	}
+	return func() int {
+		_ = pw.CloseWithError(io.ErrUnexpectedEOF)
+		<-done
+		return w.Code
+	}
+}
+
 // TestBodyMemoryBounded: with server.maxBodyMemory at 8 × 64 KiB, a caller
 // that has sent 60 KiB of a body holds 480 KiB of it; a second body that
 // does not fit in the rest is refused at once with 429 and Retry-After,
@@ -106,47 +136,28 @@ func TestSlowBodiesHoldNoExtenderSlot(t *testing.T) {
 // sent little holds little: a real call fits beside it.
 func TestBodyMemoryBounded(t *testing.T) {
 	t.Parallel()
-	s := newStack(t, stackOpts{maxBody: 64 << 10, bodyMemory: config.BodyMemoryFactor * 64 << 10, bodyTimeout: 20 * time.Second})
+	s := newStack(t, stackOpts{maxBody: 64 << 10, bodyMemory: config.BodyMemoryFactor * 64 << 10})
 	s.discover()
-	srv := httptest.NewServer(s.handler)
-	defer srv.Close()
-	post := func(body string) *http.Response {
-		t.Helper()
-		resp, err := http.Post(srv.URL+"/v1/placements", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		return resp
-	}
 	// A placement request padded with white space to 20 KiB.
 	padded := `{"account":"a","gpus":8` + strings.Repeat(" ", 20<<10) + `}`
-	small := newSlowCaller(t, srv.Listener.Addr().String(), "/v1/placements", 60<<10, `{"account":"a",`)
-	time.Sleep(200 * time.Millisecond)
-	if resp := post(padded); resp.StatusCode == http.StatusTooManyRequests {
+	finish := heldBody(t, s, "/v1/placements", 60<<10, `{"account":"a",`)
+	if w := s.do(http.MethodPost, "/v1/placements", padded); w.Code == http.StatusTooManyRequests {
 		t.Fatalf("a 20 KiB body beside a caller that sent 15 bytes = 429, want it served")
 	}
-	_ = small.conn.Close()
+	if code := finish(); code != http.StatusBadRequest {
+		t.Errorf("the cut body = %d, want 400", code)
+	}
 
-	big := newSlowCaller(t, srv.Listener.Addr().String(), "/v1/placements", 64<<10, `{"account":"a",`+strings.Repeat(" ", 60<<10))
-	deadline := time.Now().Add(20 * time.Second)
-	resp := post(padded)
-	for resp.StatusCode != http.StatusTooManyRequests && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // until the server has read the 60 KiB
-		resp = post(padded)
+	finish = heldBody(t, s, "/v1/placements", 64<<10, `{"account":"a",`+strings.Repeat(" ", 60<<10))
+	w := s.do(http.MethodPost, "/v1/placements", padded)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("a 20 KiB body beside 60 KiB held = %d (Retry-After %q), want 429 with Retry-After", w.Code, w.Header().Get("Retry-After"))
 	}
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("a 20 KiB body beside 60 KiB held = %d (Retry-After %q), want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	if w := s.do(http.MethodGet, "/v1/nodes/gpu001", ""); w.Code != http.StatusOK {
+		t.Errorf("a read without a body while the bodies' memory is held: %d", w.Code)
 	}
-	if r, err := http.Get(srv.URL + "/v1/nodes/gpu001"); err != nil || r.StatusCode != http.StatusOK {
-		t.Errorf("a read without a body while the bodies' memory is held: %v %v", r, err)
-	}
-	_ = big.conn.Close()
-	deadline = time.Now().Add(20 * time.Second)
-	for resp = post(padded); resp.StatusCode == http.StatusTooManyRequests && time.Now().Before(deadline); resp = post(padded) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if resp.StatusCode == http.StatusTooManyRequests {
-		t.Errorf("after the big caller left: still 429")
+	finish()
+	if w := s.do(http.MethodPost, "/v1/placements", padded); w.Code == http.StatusTooManyRequests {
+		t.Errorf("after the 60 KiB caller left: still 429")
 	}
 }
