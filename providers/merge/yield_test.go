@@ -32,6 +32,21 @@ func lookupAgents(name string) (providers.Factory, error) {
 	return lookup(name)
 }
 
+// discoverWithAgents runs the merge of doc once with the agent reports
+// src, returning the graph, the log and the drops counted.
+func discoverWithAgents(t *testing.T, doc string, src agentReports) (*topology.Graph, *proctest.Output, *dropCounts, error) {
+	t.Helper()
+	logs := &proctest.Output{}
+	obs := &dropCounts{n: map[string]int{}}
+	p, err := merge.NewFactory(lookupAgents).New(node(t, doc), "params",
+		providers.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil)), Agents: src, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Discover(context.Background(), providers.Request{})
+	return g, logs, obs, err
+}
+
 // TestAgentsYieldOnConflict: an agent report whose leaf, GPU count or
 // NVLink domain disagrees with another source loses its facts of that
 // node, and a node only agents report is left out, each listed and
@@ -49,14 +64,7 @@ func TestAgentsYieldOnConflict(t *testing.T) {
 		{Facts: providers.NodeFacts{Node: "b", GPUs: 8, Clique: d1, Fabric: []string{"l2", "t"}}, ReceivedAt: now},
 		{Facts: providers.NodeFacts{Node: "ghost01", GPUs: 8, Clique: d1, Fabric: []string{"l1", "t"}}, ReceivedAt: now},
 	}
-	logs := &proctest.Output{}
-	obs := &dropCounts{n: map[string]int{}}
-	p, err := merge.NewFactory(lookupAgents).New(node(t, doc), "params",
-		providers.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil)), Agents: src, Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := p.Discover(context.Background(), providers.Request{})
+	g, logs, obs, err := discoverWithAgents(t, doc, src)
 	if err != nil {
 		t.Fatalf("Discover = %v, want the agents' conflicting facts dropped", err)
 	}
@@ -79,12 +87,7 @@ func TestAgentsYieldOnConflict(t *testing.T) {
 	}
 
 	// With onConflict: policy the agents are a source like any other.
-	p, err = merge.NewFactory(lookupAgents).New(node(t, doc+"    onConflict: policy\n"), "params",
-		providers.Deps{Logger: slog.New(slog.DiscardHandler), Agents: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Discover(context.Background(), providers.Request{}); err == nil || !strings.Contains(err.Error(), "conflicts") {
+	if _, _, _, err := discoverWithAgents(t, doc+"    onConflict: policy\n", src); err == nil || !strings.Contains(err.Error(), "conflicts") {
 		t.Errorf("Discover with onConflict: policy = %v, want the conflicts", err)
 	}
 }
@@ -113,15 +116,7 @@ func TestAgentReportCannotBreakTheMerge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			logs := &proctest.Output{}
-			obs := &dropCounts{n: map[string]int{}}
-			src := agentReports{{Facts: tc.fact, ReceivedAt: time.Now()}}
-			p, err := merge.NewFactory(lookupAgents).New(node(t, doc), "params",
-				providers.Deps{Logger: slog.New(slog.NewTextHandler(logs, nil)), Agents: src, Observer: obs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := p.Discover(context.Background(), providers.Request{})
+			g, logs, obs, err := discoverWithAgents(t, doc, agentReports{{Facts: tc.fact, ReceivedAt: time.Now()}})
 			if err != nil {
 				t.Fatalf("Discover = %v, want the agent's placement dropped", err)
 			}
