@@ -2,10 +2,12 @@ package infiniband
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // Values of Config.SwitchIDs.
@@ -40,6 +42,13 @@ type Config struct {
 	Command config.Command `yaml:"command,omitempty"`
 	// OutputText is ibnetdiscover output given inline (examples, tests).
 	OutputText string `yaml:"outputText,omitempty"`
+	// ConfigMap, "namespace/name", is the fabric report ConfigMap that
+	// `toposcope fabric-report` writes on a node with an HCA (the
+	// chart's fabricReporter): read at each discovery instead of running
+	// ibnetdiscover, for clusters with no host to run it from.
+	ConfigMap string `yaml:"configMap,omitempty"`
+	// Kubernetes is the connection that reads ConfigMap.
+	Kubernetes kubeclient.ClientConfig `yaml:"kubernetes,omitempty"`
 	// NodeNameMap is an OpenSM node-name-map file (`0x<node GUID>
 	// "name"` per line, # comments), read at each discovery: a mapped
 	// node is named as `ibnetdiscover --node-name-map` would name it,
@@ -81,6 +90,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Timeout:     DefaultTimeout,
+		Kubernetes:  kubeclient.DefaultClientConfig(),
 		HostPattern: DefaultNamingRules().HostPattern,
 		Ignore:      DefaultNamingRules().Ignore,
 		NotCompute:  DefaultNamingRules().NotCompute,
@@ -97,13 +107,19 @@ func (c Config) naming() NamingRules {
 func (c Config) Validate() error {
 	var errs []error
 	sources := 0
-	for _, set := range []bool{c.Output != "", len(c.Command) > 0, c.OutputText != ""} {
+	for _, set := range []bool{c.Output != "", len(c.Command) > 0, c.OutputText != "", c.ConfigMap != ""} {
 		if set {
 			sources++
 		}
 	}
 	if sources > 1 {
-		errs = append(errs, config.Errorf("output", "output, command and outputText are alternatives: set one"))
+		errs = append(errs, config.Errorf("output", "output, command, outputText and configMap are alternatives: set one"))
+	}
+	if c.ConfigMap != "" {
+		if ns, name, ok := strings.Cut(c.ConfigMap, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, config.Errorf("configMap", "want namespace/name, got %q", c.ConfigMap))
+		}
+		errs = append(errs, c.Kubernetes.Validate())
 	}
 	errs = append(errs, c.Command.Check("command"))
 	if c.Timeout <= 0 {

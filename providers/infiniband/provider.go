@@ -46,6 +46,8 @@ type Provider struct {
 	readFile func(string) ([]byte, error)
 	log      *slog.Logger
 	names    *Naming
+	// report reads Config.ConfigMap; nil without one.
+	report *ReportConfigMap
 	cluster  map[string]bool // nil: every host
 	nodes    []string        // Config.Nodes expanded, in order
 }
@@ -64,7 +66,7 @@ func newProvider(cfg Config, deps providers.Deps, run Runner) (*Provider, error)
 	if run == nil {
 		run = ExecRunner{}
 	}
-	if cfg.Output == "" && cfg.OutputText == "" && len(cfg.Command) == 0 {
+	if cfg.Output == "" && cfg.OutputText == "" && len(cfg.Command) == 0 && cfg.ConfigMap == "" {
 		cfg.Command = config.Command{"ibnetdiscover"}
 	}
 	names, err := NewNaming(cfg.naming())
@@ -72,6 +74,14 @@ func newProvider(cfg Config, deps providers.Deps, run Runner) (*Provider, error)
 		return nil, err
 	}
 	p := &Provider{cfg: cfg, run: run, readFile: readSource, log: deps.Logger, names: names}
+	if cfg.ConfigMap != "" {
+		clients, err := cfg.Kubernetes.Clients()
+		if err != nil {
+			return nil, config.Errorf("kubernetes", "%w", err)
+		}
+		ns, name, _ := strings.Cut(cfg.ConfigMap, "/") // validated
+		p.report = &ReportConfigMap{Core: clients.Core, Namespace: ns, Name: name}
+	}
 	p.cluster, p.nodes = clusterSet(cfg.Nodes)
 	return p, nil
 }
@@ -81,6 +91,13 @@ func (p *Provider) source(ctx context.Context) ([]byte, string, error) {
 	switch {
 	case p.cfg.OutputText != "":
 		return []byte(p.cfg.OutputText), "outputText", nil
+	case p.report != nil:
+		data, at, err := p.report.Read(ctx)
+		if err != nil {
+			return nil, p.cfg.ConfigMap, err
+		}
+		p.log.Debug("infiniband: fabric report", "configMap", p.cfg.ConfigMap, "reportedAt", at)
+		return data, "ConfigMap " + p.cfg.ConfigMap, nil
 	case p.cfg.Output != "":
 		data, err := p.readFile(p.cfg.Output)
 		if err != nil {

@@ -157,6 +157,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newBudgetsCmd(env),
 		newSimulateCmd(env),
 		withSub(agentcmd.New("agent", env.Stdout, func() (*slog.Logger, error) { return opts.logger(env.Stderr) }), newAgentTokenCmd(env)),
+		newFabricReportCmd(env),
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),
