@@ -47,9 +47,9 @@ type Provider struct {
 	log      *slog.Logger
 	names    *Naming
 	// report reads Config.ConfigMap; nil without one.
-	report *ReportConfigMap
-	cluster  map[string]bool // nil: every host
-	nodes    []string        // Config.Nodes expanded, in order
+	report  *ReportConfigMap
+	cluster map[string]bool // nil: every host
+	nodes   []string        // Config.Nodes expanded, in order
 }
 
 // New validates cfg and returns the provider. run executes Config.Command
