@@ -144,6 +144,10 @@ by resourceName.
 {{- if and $c.provider (eq (toString $c.provider.name) "dra") -}}
 {{- $needs = append $needs (dict "file" "provider-dra") -}}
 {{- end -}}
+{{- if and $c.provider (eq (toString $c.provider.name) "infiniband") (default dict $c.provider.params).configMap -}}
+{{- $ref := splitList "/" (toString $c.provider.params.configMap) -}}
+{{- $needs = append $needs (dict "file" "provider-infiniband-report" "namespace" (first $ref) "resourceName" (last $ref)) -}}
+{{- end -}}
 {{- range $e := (default list $c.engines) -}}
 {{- $p := default dict $e.params -}}
 {{- if has (toString $e.name) (list "k8s-labels" "kueue" "kai" "kueue-budgets") -}}
