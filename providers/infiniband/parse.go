@@ -138,6 +138,19 @@ func (p *parser) parseLine(raw []byte) error {
 	return p.errorf(line, ErrSyntax, "not an ibnetdiscover line")
 }
 
+// nodeTypes begin node lines.
+var nodeTypes = [][]byte{[]byte("Switch"), []byte("Ca"), []byte("Rt")}
+
+// lowerWord reports whether b is lower-case ASCII letters only.
+func lowerWord(b []byte) bool {
+	for _, c := range b {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
 // recordLine reports whether a line (trimmed, not blank or a comment)
 // can be part of a record: a header, a node line, a port line or a -g
 // decoration.
@@ -145,12 +158,12 @@ func recordLine(t []byte) bool {
 	if t[0] == '[' {
 		return true
 	}
-	for _, typ := range []string{"Switch", "Ca", "Rt"} {
-		if rest, ok := bytes.CutPrefix(t, []byte(typ)); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t' || rest[0] >= '0' && rest[0] <= '9') {
+	for _, typ := range nodeTypes {
+		if rest, ok := bytes.CutPrefix(t, typ); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t' || rest[0] >= '0' && rest[0] <= '9') {
 			return true
 		}
 	}
-	if key, _, ok := bytes.Cut(t, []byte{'='}); ok && len(key) > 0 && bytes.IndexFunc(key, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+	if i := bytes.IndexByte(t, '='); i > 0 && lowerWord(t[:i]) {
 		return true // a header, known or not (an unknown one is an error naming it)
 	}
 	return bytes.HasPrefix(t, []byte("Chassis ")) || bytes.Equal(t, []byte("Non-Chassis Nodes")) || bytes.HasPrefix(t, []byte("Hostname:"))
