@@ -2,6 +2,7 @@ package nvlink
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -147,4 +148,27 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseQuerySaved: -q output as people save it (a byte-order mark,
+// CRLF line ends, the shell prompt and command before it and a prompt
+// after it) reads as the output itself does.
+func TestParseQuerySaved(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/gb200-query.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := Parse(data, FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := "\ufeffroot@gb01:~# nvidia-smi -q\r\n" + strings.ReplaceAll(string(data), "\n", "\r\n") + "root@gb01:~# "
+	got, err := Parse([]byte(saved), FormatAuto)
+	if err != nil {
+		t.Fatalf("saved output: %v", err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(clean) {
+		t.Errorf("saved output = %+v\nwant %+v", got, clean)
+	}
 }
