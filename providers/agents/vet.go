@@ -115,7 +115,7 @@ func sharedHCAs(fresh map[string]providers.AgentReport, d *drops) {
 		if len(kept) < len(r.Facts.HCAs) {
 			r.Facts.HCAs = kept
 			fresh[name] = r
-			d.nodes[DropHCAConflict] = append(d.nodes[DropHCAConflict], name)
+			d.drop(DropHCAConflict, name, nil)
 		}
 	}
 }
