@@ -33,14 +33,13 @@ const (
 // JSON) replaces the node's report; older reports are pruned.
 func (h *handlers) putAgent(c *gin.Context) {
 	node := c.Param("node")
-	b, err := h.readBody(c, agents.MaxReportBytes)
-	if err != nil {
-		h.fail(c, err)
+	var f providers.NodeFacts
+	release, ok := h.decodeBody(c, agents.MaxReportBytes, &f)
+	if !ok {
 		return
 	}
-	defer b.release()
-	f, err := decodeFacts(b.data)
-	if err != nil {
+	defer release()
+	if err := agents.CheckFacts(f); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -77,19 +76,6 @@ func (h *handlers) pruneAgents() {
 	} else if n > 0 {
 		h.log.Info("pruned agent reports", "deleted", n)
 	}
-}
-
-// decodeFacts reads one JSON providers.NodeFacts (strict JSON) and checks its
-// values (agents.CheckFacts).
-func decodeFacts(raw []byte) (providers.NodeFacts, error) {
-	var f providers.NodeFacts
-	if err := decodeStrict(raw, &f); err != nil {
-		return f, err
-	}
-	if err := agents.CheckFacts(f); err != nil {
-		return f, err
-	}
-	return f, nil
 }
 
 // deleteAgent answers DELETE /v1/agents/{node}: the node's report is

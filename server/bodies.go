@@ -81,6 +81,24 @@ func (h *handlers) readBody(c *gin.Context, limit int64) (*body, error) {
 	}
 }
 
+// decodeBody reads the request's body (readBody, at most limit bytes) and
+// decodes it strictly into v (decodeStrict). On error it answers with
+// the error and returns false; else the caller releases the body's memory
+// (release) once it has answered.
+func (h *handlers) decodeBody(c *gin.Context, limit int64, v any) (release func(), ok bool) {
+	b, err := h.readBody(c, limit)
+	if err != nil {
+		h.fail(c, err)
+		return nil, false
+	}
+	if err := decodeStrict(b.data, v); err != nil {
+		b.release()
+		h.fail(c, err)
+		return nil, false
+	}
+	return b.release, true
+}
+
 // bodyError names what went wrong while a body was read.
 func bodyError(err error) error {
 	var tooBig *http.MaxBytesError

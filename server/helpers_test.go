@@ -181,7 +181,7 @@ func newStack(t testing.TB, o stackOpts) *stack {
 			t.Fatal(err)
 		}
 	}
-	s.handler, err = server.New(server.Deps{Service: svc, Logger: log, Tokens: tokens, Extender: ext})
+	s.handler, err = server.New(server.Deps{Service: svc, Logger: log, Credentials: server.StaticCredentials(tokens), Extender: ext})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,16 +177,11 @@ func (h *handlers) appendLedger(c *gin.Context) {
 	var body struct {
 		Records []json.RawMessage `json:"records"`
 	}
-	b, err := h.readBody(c, h.Config.MaxBodyBytes)
-	if err != nil {
-		h.fail(c, err)
+	release, ok := h.decodeBody(c, h.Config.MaxBodyBytes, &body)
+	if !ok {
 		return
 	}
-	defer b.release()
-	if err := decodeStrict(b.data, &body); err != nil {
-		h.fail(c, err)
-		return
-	}
+	defer release()
 	l := placement.Ledger{Records: make([]placement.Record, len(body.Records))}
 	for i, raw := range body.Records {
 		if err := decodeWithDurations(raw, &l.Records[i], "records["+strconv.Itoa(i)+"].", "minRuntime"); err != nil {
@@ -217,17 +212,12 @@ func (h *handlers) budgets(c *gin.Context) {
 // putBudgets answers PUT /v1/budgets: the tree is replaced, then
 // published by the engines of the budgets tree.
 func (h *handlers) putBudgets(c *gin.Context) {
-	raw, err := h.readBody(c, h.Config.MaxBodyBytes)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	defer raw.release()
 	var b placement.Budgets
-	if err := decodeStrict(raw.data, &b); err != nil {
-		h.fail(c, err)
+	release, ok := h.decodeBody(c, h.Config.MaxBodyBytes, &b)
+	if !ok {
 		return
 	}
+	defer release()
 	if err := h.Placement.SetBudgets(&b); err != nil {
 		h.fail(c, err)
 		return

@@ -39,11 +39,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
-	// Tokens are the accepted bearer tokens; nil allows every request.
-	// Ignored when Credentials is set.
-	Tokens *Tokens
-	// Credentials are the accepted tokens, reloaded on SIGHUP; nil for
-	// Tokens, never reloaded.
+	// Credentials are the accepted tokens (reloaded on SIGHUP by
+	// LoadCredentials' Reload); nil allows every request.
 	Credentials *Credentials
 	// AgentRetention limits the agent reports kept; the zero value means
 	// store.DefaultAgentRetention.
@@ -114,16 +111,6 @@ func New(d Deps) (*gin.Engine, error) {
 		Placement: svc.Placement, Placer: svc.Placer, Config: svc.Config.Server, Now: d.Now, AgentRetention: d.AgentRetention,
 		Extender: d.Extender,
 	}, log: d.Logger.With("component", "http"), creds: d.Credentials, extenderClients: svc.Config.Placement.Extender.Clients}
-	if h.creds == nil {
-		h.creds = StaticCredentials(d.Tokens)
-	}
-	def := config.DefaultServer()
-	if h.Config.BodyReadTimeout <= 0 {
-		h.Config.BodyReadTimeout = def.BodyReadTimeout
-	}
-	if h.Config.MaxBodyMemory <= 0 {
-		h.Config.MaxBodyMemory = max(def.MaxBodyMemory, config.BodyMemoryFactor*h.Config.MaxBodyBytes)
-	}
 	h.bodyMemory = newReadSlots(int(h.Config.MaxBodyMemory))
 	h.snapReads = newReadSlots(max(h.Config.MaxSnapshotReads, 1))
 	h.extenderSlots = newReadSlots(max(svc.Config.Placement.Extender.MaxConcurrent, 1))
