@@ -85,7 +85,7 @@ func (p *Provider) addCA(f *fabric.Fabric, r *reduced, n *Node, ids map[uint64]s
 		guids = append(guids, l.PortGUID)
 	}
 	ca := p.names.Name(n.Description, guids...)
-	if ca.Host == "" && !ca.Ignored && n.HostOnly {
+	if ca.Host == "" && !ca.Ignored && n.Mapped {
 		ca = p.names.HostOnly(n.Description, guids...)
 	}
 	host, hca := ca.Host, ca.HCA

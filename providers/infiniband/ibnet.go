@@ -112,9 +112,9 @@ type Node struct {
 	Description string
 	// Line is where the node line is.
 	Line int
-	// HostOnly marks a CA that a node-name-map names with a host name
-	// alone (no HCA name): the description is its host.
-	HostOnly bool
+	// Mapped marks a node that a node-name-map named: its Description
+	// is the mapped name.
+	Mapped bool
 	// Links are the connected ports, in input order.
 	Links []Link
 }

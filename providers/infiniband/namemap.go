@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/toposcope/toposcope/topology"
 )
 
 // ErrNameMap is wrapped by the errors of a node-name-map file.
@@ -83,9 +81,8 @@ func nameOf(rest string) (string, error) {
 
 // apply names the nodes of t as ibnetdiscover --node-name-map would: a
 // node whose GUID is mapped, and every cable's end at it, gets the
-// mapped name as its description. A mapped CA whose name is one word
-// that is a valid host name is marked, so that it names a host even
-// where hostPattern wants "<host> <hca>".
+// mapped name as its description, and is marked Mapped (a mapped name
+// may be a host's name alone: Naming.HostOnly).
 func (m NameMap) apply(t *Topology) {
 	if len(m) == 0 {
 		return
@@ -93,8 +90,7 @@ func (m NameMap) apply(t *Topology) {
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		if name, ok := m[n.GUID]; ok {
-			n.Description = name
-			n.HostOnly = n.Type == CA && !strings.ContainsAny(name, " \t") && topology.CheckNodeName(name) == nil
+			n.Description, n.Mapped = name, true
 		}
 		for j := range n.Links {
 			if name, ok := m[n.Links[j].PeerGUID]; ok {

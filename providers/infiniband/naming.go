@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/topology"
 )
 
 // NamingRules say how a CA's description names its host and HCA, which
@@ -111,10 +112,15 @@ func (n *Naming) Name(desc string, guids ...uint64) CAName {
 	return CAName{Host: host, HCA: hca, Ignored: kind == caIgnored, Selected: kind == caHost && n.sel.selects(hca, guids)}
 }
 
-// HostOnly names a CA known by its host name alone (a node-name-map's
-// one-word name): selected with every HCA, or by its GUIDs.
-func (n *Naming) HostOnly(host string, guids ...uint64) CAName {
-	return CAName{Host: host, Selected: n.sel.selects("", guids)}
+// HostOnly names a CA that its source calls by the host's name alone (a
+// node-name-map's, or a UFM system renamed to its host's): a name of one
+// word that is a valid node name is the host, selected with every HCA or
+// by its GUIDs; any other name names no host.
+func (n *Naming) HostOnly(name string, guids ...uint64) CAName {
+	if strings.ContainsAny(name, " \t") || topology.CheckNodeName(name) != nil {
+		return CAName{}
+	}
+	return CAName{Host: name, Selected: n.sel.selects("", guids)}
 }
 
 // NotCompute reports whether host is no compute node.

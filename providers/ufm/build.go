@@ -8,7 +8,6 @@ import (
 
 	"github.com/toposcope/toposcope/providers/infiniband"
 	"github.com/toposcope/toposcope/providers/infiniband/fabric"
-	"github.com/toposcope/toposcope/topology"
 )
 
 // maxReported caps how many bad systems or links an error lists.
@@ -76,7 +75,7 @@ func (p *Provider) reduce(s *Snapshot) (*fabric.Tree, error) {
 		case "host":
 			v, _ := strconv.ParseUint(g, 16, 64)
 			ca := p.names.Name(sys.Name, v)
-			if ca.Host == "" && !ca.Ignored && !strings.ContainsAny(sys.Name, " \t") && topology.CheckNodeName(sys.Name) == nil {
+			if ca.Host == "" && !ca.Ignored {
 				ca = p.names.HostOnly(sys.Name, v) // a system renamed to its host's name
 			}
 			names[g] = ca
