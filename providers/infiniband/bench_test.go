@@ -95,7 +95,7 @@ func TestGeneratedFatTree(t *testing.T) {
 	t.Parallel()
 	small := fatTreeSpec{pods: 3, leavesPerPod: 2, hostsPerLeaf: 2, spinesPerPod: 2, coresPerPlane: 2}
 	for _, s := range []fatTreeSpec{small, bench4096()} {
-		p, err := New(Config{OutputText: string(generate(s)), Timeout: 1, HostPattern: DefaultHostPattern, SwitchIDs: SwitchIDsGUID},
+		p, err := New(Config{OutputText: string(generate(s)), Timeout: 1, NamingRules: NamingRules{HostPattern: DefaultHostPattern}, SwitchIDs: SwitchIDsGUID},
 			providers.Deps{}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +116,7 @@ func TestGeneratedFatTree(t *testing.T) {
 // three-tier fat tree and builds the graph (target: < 1 s).
 func BenchmarkParseAndBuild(b *testing.B) {
 	data := generate(bench4096())
-	p, err := New(Config{OutputText: string(data), Timeout: 1, HostPattern: DefaultHostPattern, SwitchIDs: SwitchIDsGUID},
+	p, err := New(Config{OutputText: string(data), Timeout: 1, NamingRules: NamingRules{HostPattern: DefaultHostPattern}, SwitchIDs: SwitchIDsGUID},
 		providers.Deps{}, nil)
 	if err != nil {
 		b.Fatal(err)

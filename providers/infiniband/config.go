@@ -57,32 +57,14 @@ type Config struct {
 	NodeNameMap string `yaml:"nodeNameMap,omitempty" path:"read"`
 	// Timeout bounds one run of Command (default DefaultTimeout).
 	Timeout time.Duration `yaml:"timeout,omitempty"`
-	// HostPattern is a regular expression matched against HCA node
-	// descriptions; its named group "host" is the host name and its
-	// optional group "hca" the HCA name (default DefaultHostPattern).
-	HostPattern string `yaml:"hostPattern,omitempty" request:"true"`
-	// HCAs selects the HCAs of the fabric to use by name, as shell
-	// patterns ("mlx5_0", "mlx5_[0-3]"). With neither HCAs nor HCAGUIDs,
-	// every HCA is used.
-	HCAs []string `yaml:"hcas,omitempty" request:"true"`
-	// HCAGUIDs selects HCAs by node or port GUID (hex, 0x optional).
-	HCAGUIDs []string `yaml:"hcaGUIDs,omitempty" request:"true"`
+	// NamingRules are hostPattern, hcas, hcaGUIDs, ignore and notCompute.
+	NamingRules `yaml:",inline"`
 	// Nodes is a hostlist of the cluster's hosts; empty means every host
 	// with a selected HCA. HCAs of other hosts mark their switch as not
 	// part of the cluster's tree.
 	Nodes string `yaml:"nodes,omitempty" request:"true"`
-	// Ignore lists regular expressions of CA node descriptions that are
-	// neither cluster hosts nor anything else (default: SHARP
-	// "Aggregation Node"s).
-	Ignore []string `yaml:"ignore,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
 	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true" enum:"guid,name"`
-	// NotCompute lists shell patterns of host names that are not compute
-	// nodes (a subnet manager or UFM host, a host whose rdma-ndd ran
-	// before its hostname was set): with no nodes list they are left out
-	// of the tree and never published as Slurm nodes (default
-	// ["localhost", "localhost.*"]).
-	NotCompute []string `yaml:"notCompute,omitempty" request:"true"`
 }
 
 // DefaultConfig returns the defaults: run `ibnetdiscover`, every HCA,
@@ -91,16 +73,9 @@ func DefaultConfig() Config {
 	return Config{
 		Timeout:     DefaultTimeout,
 		Kubernetes:  kubeclient.DefaultClientConfig(),
-		HostPattern: DefaultNamingRules().HostPattern,
-		Ignore:      DefaultNamingRules().Ignore,
-		NotCompute:  DefaultNamingRules().NotCompute,
+		NamingRules: DefaultNamingRules(),
 		SwitchIDs:   SwitchIDsGUID,
 	}
-}
-
-// naming returns the host-naming rules of c.
-func (c Config) naming() NamingRules {
-	return NamingRules{HostPattern: c.HostPattern, HCAs: c.HCAs, HCAGUIDs: c.HCAGUIDs, Ignore: c.Ignore, NotCompute: c.NotCompute}
 }
 
 // Validate reports every invalid field as config.FieldErrors.
@@ -125,7 +100,7 @@ func (c Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, config.Errorf("timeout", "must be positive, e.g. 5m"))
 	}
-	errs = append(errs, c.naming().Validate()...)
+	errs = append(errs, c.NamingRules.Validate()...)
 	if c.Nodes != "" {
 		if _, err := hostlist.Expand(c.Nodes); err != nil {
 			errs = append(errs, config.Errorf("nodes", "%v", err))

@@ -15,20 +15,30 @@ import (
 // HCAs (rails) are used and which hosts are not compute nodes. The
 // infiniband provider applies them to ibnetdiscover's node descriptions,
 // the ufm provider to UFM's system_name (the same "<host> <HCA>"): one
-// kit for both.
+// kit for both, inlined in both providers' parameters.
 type NamingRules struct {
-	// HostPattern is a regular expression with a named group "host" and
-	// an optional group "hca".
-	HostPattern string
-	// HCAs and HCAGUIDs select the HCAs to use, by name (shell patterns)
-	// or by node or port GUID; with neither, every HCA.
-	HCAs, HCAGUIDs []string
-	// Ignore are regular expressions of descriptions that are neither
-	// hosts nor anything else.
-	Ignore []string
-	// NotCompute are shell patterns of host names that are not compute
-	// nodes.
-	NotCompute []string
+	// HostPattern is a regular expression matched against HCA node
+	// descriptions (UFM's system_name); its named group "host" is the
+	// host name and its optional group "hca" the HCA name (default
+	// DefaultHostPattern). A host with several HCAs is one node.
+	HostPattern string `yaml:"hostPattern,omitempty" request:"true"`
+	// HCAs selects the HCAs of the fabric to use by name, as shell
+	// patterns ("mlx5_0", "mlx5_[0-3]"). With neither HCAs nor HCAGUIDs,
+	// every HCA is used.
+	HCAs []string `yaml:"hcas,omitempty" request:"true"`
+	// HCAGUIDs selects HCAs by node or port GUID (UFM: the system's
+	// GUID), hex, 0x optional.
+	HCAGUIDs []string `yaml:"hcaGUIDs,omitempty" request:"true"`
+	// Ignore lists regular expressions of CA node descriptions that are
+	// neither cluster hosts nor anything else (default: SHARP
+	// "Aggregation Node"s).
+	Ignore []string `yaml:"ignore,omitempty" request:"true"`
+	// NotCompute lists shell patterns of host names that are not compute
+	// nodes (a subnet manager or UFM host, a host whose rdma-ndd ran
+	// before its hostname was set): with no nodes list they are left out
+	// of the tree and never published as Slurm nodes (default
+	// ["localhost", "localhost.*"]).
+	NotCompute []string `yaml:"notCompute,omitempty" request:"true"`
 }
 
 // DefaultNamingRules are rdma-ndd's "<host> <hca>", every HCA, SHARP

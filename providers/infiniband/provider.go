@@ -69,7 +69,7 @@ func newProvider(cfg Config, deps providers.Deps, run Runner) (*Provider, error)
 	if cfg.Output == "" && cfg.OutputText == "" && len(cfg.Command) == 0 && cfg.ConfigMap == "" {
 		cfg.Command = config.Command{"ibnetdiscover"}
 	}
-	names, err := NewNaming(cfg.naming())
+	names, err := NewNaming(cfg.NamingRules)
 	if err != nil {
 		return nil, err
 	}

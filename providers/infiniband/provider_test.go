@@ -179,7 +179,7 @@ func TestDiscoverSourceErrors(t *testing.T) {
 
 func TestDiscoverCancelled(t *testing.T) {
 	t.Parallel()
-	p, err := New(Config{OutputText: exampleOutput, Timeout: time.Minute, HostPattern: DefaultHostPattern, SwitchIDs: SwitchIDsGUID},
+	p, err := New(Config{OutputText: exampleOutput, Timeout: time.Minute, NamingRules: NamingRules{HostPattern: DefaultHostPattern}, SwitchIDs: SwitchIDsGUID},
 		providers.Deps{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func TestDiscoverWarnsOfSkippedLines(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	text := "ibwarn: [1234] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0)\n" + exampleOutput + "\n$ exit\n"
-	p, err := New(Config{OutputText: text, Timeout: time.Minute, HostPattern: DefaultHostPattern, SwitchIDs: SwitchIDsGUID},
+	p, err := New(Config{OutputText: text, Timeout: time.Minute, NamingRules: NamingRules{HostPattern: DefaultHostPattern}, SwitchIDs: SwitchIDsGUID},
 		providers.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -48,27 +48,11 @@ type Config struct {
 	Nodes string `yaml:"nodes,omitempty" request:"true"`
 	// SwitchIDs is SwitchIDsGUID (default) or SwitchIDsName.
 	SwitchIDs string `yaml:"switchIDs,omitempty" request:"true" enum:"guid,name"`
-	// HostPattern is a regular expression matched against a host
-	// system's system_name, which UFM takes from the HCA's node
-	// description ("<host> <HCA>"); its named group "host" is the host
-	// name and its optional group "hca" the HCA name (default, as the
-	// infiniband provider's, infiniband.DefaultHostPattern). A host
-	// with several HCAs is one node.
-	HostPattern string `yaml:"hostPattern,omitempty" request:"true"`
-	// HCAs selects the HCAs to use by name, as shell patterns; with
-	// neither HCAs nor HCAGUIDs, every HCA.
-	HCAs []string `yaml:"hcas,omitempty" request:"true"`
-	// HCAGUIDs selects HCAs by the GUID of their UFM system (hex, 0x
-	// optional).
-	HCAGUIDs []string `yaml:"hcaGUIDs,omitempty" request:"true"`
-	// Ignore lists regular expressions of system names that are neither
-	// cluster hosts nor anything else (default: SHARP "Aggregation
-	// Node"s).
-	Ignore []string `yaml:"ignore,omitempty" request:"true"`
-	// NotCompute lists shell patterns of host names that are not compute
-	// nodes (the UFM host itself, a subnet manager): with no nodes list
-	// they are left out (default ["localhost", "localhost.*"]).
-	NotCompute []string `yaml:"notCompute,omitempty" request:"true"`
+	// NamingRules name a host system's host from its system_name, which
+	// UFM takes from the HCA's node description ("<host> <HCA>"), by the
+	// infiniband provider's rules: hostPattern, hcas, hcaGUIDs (the
+	// system's GUID), ignore and notCompute.
+	infiniband.NamingRules `yaml:",inline"`
 	// Snapshot, when set, is used instead of asking a server: the
 	// systems and links responses, inline (examples, tests, or a saved
 	// capture).
@@ -84,13 +68,7 @@ type Snapshot struct {
 // DefaultConfig returns the defaults: basic authentication, GUID switch
 // IDs.
 func DefaultConfig() Config {
-	r := infiniband.DefaultNamingRules()
-	return Config{Auth: AuthBasic, SwitchIDs: SwitchIDsGUID, HostPattern: r.HostPattern, Ignore: r.Ignore, NotCompute: r.NotCompute}
-}
-
-// naming returns the host-naming rules of c, the infiniband provider's.
-func (c Config) naming() infiniband.NamingRules {
-	return infiniband.NamingRules{HostPattern: c.HostPattern, HCAs: c.HCAs, HCAGUIDs: c.HCAGUIDs, Ignore: c.Ignore, NotCompute: c.NotCompute}
+	return Config{Auth: AuthBasic, SwitchIDs: SwitchIDsGUID, NamingRules: infiniband.DefaultNamingRules()}
 }
 
 // Validate reports every invalid field as config.FieldErrors.
@@ -111,7 +89,7 @@ func (c Config) Validate() error {
 	if c.Auth != AuthBasic && c.Auth != AuthToken {
 		errs = append(errs, config.Errorf("auth", "must be %q or %q, not %q", AuthBasic, AuthToken, c.Auth))
 	}
-	errs = append(errs, c.naming().Validate()...)
+	errs = append(errs, c.NamingRules.Validate()...)
 	if c.Nodes != "" {
 		if _, err := hostlist.Expand(c.Nodes); err != nil {
 			errs = append(errs, config.Errorf("nodes", "%v", err))

@@ -83,7 +83,7 @@ func New(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, 
 
 func newProvider(cfg Config, deps providers.Deps, opts ...httpretry.Option) (*Provider, error) {
 	deps = deps.WithDefaults()
-	names, err := infiniband.NewNaming(cfg.naming())
+	names, err := infiniband.NewNaming(cfg.NamingRules)
 	if err != nil {
 		return nil, err
 	}
