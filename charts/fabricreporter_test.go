@@ -15,7 +15,6 @@ import (
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/infiniband"
-	"github.com/toposcope/toposcope/providers/infiniband/fabricreport"
 	"github.com/toposcope/toposcope/testenv/helmtest"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 )
@@ -83,7 +82,7 @@ func TestFabricReporter(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := infiniband.ReportConfigMap{Core: clients.Core, Namespace: ns, Name: "fab-toposcope-fabric"}
-	if err := fabricreport.Write(ctx, report, output, "example.out", "ib01", time.Now()); err != nil {
+	if err := report.Write(ctx, output, "example.out", "ib01", time.Now()); err != nil {
 		t.Fatalf("write as the reporter: %v", err)
 	}
 	if _, err := clients.Core.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {

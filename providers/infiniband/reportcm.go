@@ -13,12 +13,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers"
 )
 
-// The fabric report ConfigMap (Config.ConfigMap): `toposcope
-// fabric-report` (package fabricreport) writes ibnetdiscover's output into
-// it, gzip-compressed, and the provider reads it back.
+// The fabric report ConfigMap (Config.ConfigMap), for a cluster with no
+// host to run ibnetdiscover from: `toposcope fabric-report` checks
+// ibnetdiscover's output with Parse and writes it, gzip-compressed, into
+// the ConfigMap (Write), and the provider reads it back at each discovery
+// (Read). The reporter's ServiceAccount may get and update that one
+// ConfigMap and nothing else, so its credential is good for the fabric
+// report alone: it is no node agent's token and no write token of the
+// API.
 const (
 	// ReportKey is the binaryData key of the compressed output.
 	ReportKey = "ibnetdiscover.gz"
@@ -28,8 +34,18 @@ const (
 	ReporterAnnotation = "toposcope.io/fabric-reporter"
 )
 
-// ErrNoReport means the report ConfigMap holds no report yet.
-var ErrNoReport = errors.New("no fabric report yet")
+// Errors of the report ConfigMap.
+var (
+	// ErrNoReport means the report ConfigMap holds no report yet.
+	ErrNoReport = errors.New("no fabric report yet")
+	// ErrTooLarge means the compressed output does not fit a ConfigMap.
+	ErrTooLarge = errors.New("fabric report too large for a ConfigMap")
+)
+
+// MaxCompressed is the largest compressed output Write writes: a
+// ConfigMap holds at most 1 MiB, annotations included. ibnetdiscover
+// output compresses about tenfold.
+const MaxCompressed = 1000 << 10
 
 // ReportConfigMap is where a fabric report lives.
 type ReportConfigMap struct {
@@ -66,4 +82,46 @@ func (r ReportConfigMap) Read(ctx context.Context) ([]byte, time.Time, error) {
 	}
 	at, _ := time.Parse(time.RFC3339, cm.Annotations[ReportedAtAnnotation])
 	return out, at, nil
+}
+
+// Write checks output (ibnetdiscover's, named source in errors) with the
+// parser (Parse) and writes it into the report ConfigMap r,
+// which must exist (the chart creates it, so the reporter needs no right
+// to create). Output the parser refuses, or too large, is an error and
+// nothing is written. A concurrent writer makes the update fail rather
+// than be overwritten.
+func (r ReportConfigMap) Write(ctx context.Context, output []byte, source, reporter string, now time.Time) error {
+	if _, err := Parse(bytes.NewReader(output), source); err != nil {
+		return fmt.Errorf("fabric report not written: %w", err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(output); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if buf.Len() > MaxCompressed {
+		return fmt.Errorf("%w: %d bytes compressed (%d of output), at most %d", ErrTooLarge, buf.Len(), len(output), MaxCompressed)
+	}
+	cms := r.Core.CoreV1().ConfigMaps(r.Namespace)
+	cur, err := cms.Get(ctx, r.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get ConfigMap %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	cm := cur.DeepCopy()
+	if cm.BinaryData == nil {
+		cm.BinaryData = map[string][]byte{}
+	}
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.BinaryData[ReportKey] = buf.Bytes()
+	cm.Annotations[ReportedAtAnnotation] = now.UTC().Format(time.RFC3339)
+	cm.Annotations[ReporterAnnotation] = reporter
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: kubeclient.FieldManager}); err != nil {
+		return fmt.Errorf("update ConfigMap %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/infiniband"
-	"github.com/toposcope/toposcope/providers/infiniband/fabricreport"
 )
 
 // newFabricReportCmd hands ibnetdiscover's output to the service through
@@ -58,7 +57,7 @@ it): the reporter's ServiceAccount needs only get and update on that one name.`,
 				node, _ = os.Hostname()
 			}
 			report := infiniband.ReportConfigMap{Core: clients.Core, Namespace: ns, Name: name}
-			if err := fabricreport.Write(cmd.Context(), report, output, source, node, time.Now()); err != nil {
+			if err := report.Write(cmd.Context(), output, source, node, time.Now()); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "wrote %d bytes of %s into ConfigMap %s\n", len(output), source, target)

@@ -1,4 +1,4 @@
-package fabricreport_test
+package infiniband_test
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/infiniband"
-	"github.com/toposcope/toposcope/providers/infiniband/fabricreport"
 	"github.com/toposcope/toposcope/testenv/ibsim"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 )
@@ -61,7 +60,7 @@ func TestFabricReport(t *testing.T) {
 		t.Fatalf("ibnetdiscover: %v", err)
 	}
 
-	rules, err := kubetest.LoadRules("../../../charts/toposcope/rbac/fabric-reporter.yaml")
+	rules, err := kubetest.LoadRules("../../charts/toposcope/rbac/fabric-reporter.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,13 +75,13 @@ func TestFabricReport(t *testing.T) {
 	}
 	report := infiniband.ReportConfigMap{Core: clients.Core, Namespace: ns, Name: reportName}
 	bad := strings.Replace(string(output), "Switch", "Swtich", 1)
-	if err := fabricreport.Write(ctx, report, []byte(bad), "ibnetdiscover", "gpu001", time.Now()); !errors.Is(err, infiniband.ErrSyntax) {
+	if err := report.Write(ctx, []byte(bad), "ibnetdiscover", "gpu001", time.Now()); !errors.Is(err, infiniband.ErrSyntax) {
 		t.Fatalf("a garbled output: %v, want a syntax error", err)
 	}
 	if cm, _ := c.Core().CoreV1().ConfigMaps(ns).Get(ctx, reportName, metav1.GetOptions{}); len(cm.BinaryData) != 0 {
 		t.Fatal("a garbled output was written")
 	}
-	if err := fabricreport.Write(ctx, report, output, "ibnetdiscover", "gpu001", time.Now()); err != nil {
+	if err := report.Write(ctx, output, "ibnetdiscover", "gpu001", time.Now()); err != nil {
 		t.Fatalf("write as the reporter: %v", err)
 	}
 	if unused := rules.Unused(counter.Accesses()); len(unused) > 0 {
@@ -92,7 +91,7 @@ func TestFabricReport(t *testing.T) {
 		t.Errorf("the reporter reading another ConfigMap: %v, want forbidden", err)
 	}
 
-	prules, err := kubetest.LoadRules("../../../charts/toposcope/rbac/provider-infiniband-report.yaml")
+	prules, err := kubetest.LoadRules("../../charts/toposcope/rbac/provider-infiniband-report.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
