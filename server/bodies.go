@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -22,7 +23,8 @@ var errBodyMemory = fmt.Errorf("%w: server.maxBodyMemory is held by the request 
 // server.bodyReadTimeout: 408.
 var errBodySlow = errors.New("the body did not arrive within server.bodyReadTimeout")
 
-// bodyChunk is how much of a body is read (and charged) at a time.
+// bodyChunk is how much a body's buffer grows by at least, when the
+// bytes come faster than it holds.
 const bodyChunk = 32 << 10
 
 // body is a request body read whole, and the part of
@@ -58,10 +60,20 @@ func (h *handlers) readBody(c *gin.Context, limit int64) (*body, error) {
 	// The deadline is the connection's: a recorder in tests has none.
 	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(h.Config.BodyReadTimeout))
 	src := http.MaxBytesReader(c.Writer, r.Body, limit)
-	b := &body{mem: h.bodyMemory}
-	chunk := make([]byte, bodyChunk)
+	// The bytes are read straight into the body's buffer: at first the
+	// announced length (one byte more, to see the end) when it is below
+	// a chunk, so that a small body takes no more, and a claimed length
+	// beyond a chunk buys no memory before its bytes come.
+	first := bodyChunk
+	if r.ContentLength >= 0 && r.ContentLength < bodyChunk {
+		first = int(r.ContentLength) + 1
+	}
+	b := &body{mem: h.bodyMemory, data: make([]byte, 0, first)}
 	for {
-		n, err := src.Read(chunk)
+		if len(b.data) == cap(b.data) {
+			b.data = slices.Grow(b.data, bodyChunk)
+		}
+		n, err := src.Read(b.data[len(b.data):min(cap(b.data), len(b.data)+bodyChunk)]) // at most a chunk before it is charged
 		if n > 0 {
 			got, ok := b.mem.tryAcquire(n * config.BodyMemoryFactor)
 			if !ok {
@@ -69,7 +81,7 @@ func (h *handlers) readBody(c *gin.Context, limit int64) (*body, error) {
 				return nil, errBodyMemory
 			}
 			b.held += got
-			b.data = append(b.data, chunk[:n]...)
+			b.data = b.data[:len(b.data)+n]
 		}
 		if errors.Is(err, io.EOF) {
 			return b, nil
