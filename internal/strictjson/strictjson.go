@@ -14,6 +14,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ErrKey is wrapped by the errors of Check.
@@ -57,8 +59,11 @@ const (
 // memory is linear in the size of data: the path of a value is kept as
 // a stack of its keys and built only for an error.
 func Check(data []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
+	// jsontext reads a string token without making a Go string of it,
+	// so a long array of names costs nothing per element; it takes
+	// repeated names and invalid UTF-8 as encoding/json does, for this
+	// walk to refuse or the decoder to say.
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	w := walker{dec: dec, fields: map[reflect.Type]map[string]reflect.Type{}}
 	err := w.value(t)
 	if errors.Is(err, errSyntax) {
@@ -78,7 +83,7 @@ type segment struct {
 }
 
 type walker struct {
-	dec    *json.Decoder
+	dec    *jsontext.Decoder
 	fields map[reflect.Type]map[string]reflect.Type
 	// path holds the steps to the value being walked.
 	path []segment
@@ -149,12 +154,12 @@ func (w *walker) tooDeep() *Error {
 
 // value walks one value at w.path.
 func (w *walker) value(t reflect.Type) error {
-	tok, err := w.dec.Token()
+	tok, err := w.dec.ReadToken()
 	if err != nil {
 		return errSyntax
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
+	d := tok.Kind()
+	if d != '[' && d != '{' {
 		return nil
 	}
 	if len(w.path) >= MaxDepth {
@@ -167,7 +172,7 @@ func (w *walker) value(t reflect.Type) error {
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for i := 0; w.dec.More(); i++ {
+		for i := 0; w.more(']'); i++ {
 			w.path = append(w.path, segment{idx: i})
 			err := w.value(elem)
 			w.path = w.path[:len(w.path)-1]
@@ -180,10 +185,18 @@ func (w *walker) value(t reflect.Type) error {
 			return err
 		}
 	}
-	if _, err := w.dec.Token(); err != nil { // the closing delimiter
+	if _, err := w.dec.ReadToken(); err != nil { // the closing delimiter
 		return errSyntax
 	}
 	return nil
+}
+
+// more reports whether a value (or a member) comes before the closing
+// delimiter end; false at the end and at malformed input, where reading
+// the delimiter then fails.
+func (w *walker) more(end jsontext.Kind) bool {
+	k := w.dec.PeekKind()
+	return k != end && k != 0
 }
 
 // object walks the members of an object whose '{' was read, decoded
@@ -197,12 +210,12 @@ func (w *walker) object(t reflect.Type) error {
 		elem = t.Elem()
 	}
 	seen := map[string]bool{}
-	for w.dec.More() {
-		kt, err := w.dec.Token()
+	for w.more('}') {
+		kt, err := w.dec.ReadToken()
 		if err != nil {
 			return errSyntax
 		}
-		k, _ := kt.(string)
+		k := kt.String()
 		if seen[k] {
 			return w.errorAt(k, "appears twice in one object")
 		}

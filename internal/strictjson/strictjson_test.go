@@ -137,6 +137,7 @@ func BenchmarkCheck(b *testing.B) {
 		{"deep256-key100", nest(MaxDepth, key), nil},
 		{"deep5000-key100-refused", nest(5000, key), nil},
 		{"wide2000-typed", `{"records":[` + strings.Join(wide, ",") + `]}`, reflect.TypeFor[outer]()},
+		{"names100000", `{"Pod":null,"NodeNames":[` + strings.Repeat(`"gpu000001",`, 99999) + `"gpu100000"]}`, nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			data := []byte(bc.doc)
