@@ -27,14 +27,14 @@ func (b *Builder) TryAddPath(node string, path []SwitchInfo) error {
 		return fmt.Errorf("node %q under %q and %q: %w", node, n.Leaf, path[0].ID, ErrTwoLeaves)
 	}
 	b.indexNames()
-	newNames := map[string]string{}
-	for i, s := range path {
-		if err := b.checkPathSwitch(path, i, newNames); err != nil {
+	var buf [8]string // paths are short: no allocation for the names
+	names := buf[:0]
+	for i := range path {
+		name, err := b.checkPathSwitch(path, i, names)
+		if err != nil {
 			return fmt.Errorf("node %q: %w", node, err)
 		}
-		if _, known := b.switches[s.ID]; !known {
-			newNames[SafeName(s.ID)] = s.ID
-		}
+		names = append(names, name)
 	}
 	if err := b.checkPathCycle(path); err != nil {
 		return fmt.Errorf("node %q: %w", node, err)
@@ -43,44 +43,46 @@ func (b *Builder) TryAddPath(node string, path []SwitchInfo) error {
 	return nil
 }
 
-// checkPathSwitch checks path[i] as TryAddPath places it; newNames are
-// the safe names of the path's switches before it that are new.
-func (b *Builder) checkPathSwitch(path []SwitchInfo, i int, newNames map[string]string) error {
+// checkPathSwitch checks path[i] as TryAddPath places it and returns its
+// safe name when it is a new switch ("" for a known one); newNames are
+// those of the switches before it.
+func (b *Builder) checkPathSwitch(path []SwitchInfo, i int, newNames []string) (string, error) {
 	s := path[i]
 	if s.ID == "" {
-		return fmt.Errorf("switch: %w", ErrEmptyName)
+		return "", fmt.Errorf("switch: %w", ErrEmptyName)
 	}
 	if slices.ContainsFunc(path[:i], func(o SwitchInfo) bool { return o.ID == s.ID }) {
-		return fmt.Errorf("switch %q twice in one path: %w", s.ID, ErrCycle)
+		return "", fmt.Errorf("switch %q twice in one path: %w", s.ID, ErrCycle)
 	}
+	name := ""
 	if old, known := b.switches[s.ID]; known {
 		if old != s {
-			return fmt.Errorf("switch %q declared twice with different data: %w", s.ID, ErrDuplicateSwitch)
+			return "", fmt.Errorf("switch %q declared twice with different data: %w", s.ID, ErrDuplicateSwitch)
 		}
 	} else {
-		name := SafeName(s.ID)
+		name = SafeName(s.ID)
 		if other, taken := b.swNames[name]; taken {
-			return fmt.Errorf("switches %q and %q both map to name %q: %w", other, s.ID, name, ErrNameCollision)
+			return "", fmt.Errorf("switches %q and %q both map to name %q: %w", other, s.ID, name, ErrNameCollision)
 		}
-		if other, taken := newNames[name]; taken {
-			return fmt.Errorf("switches %q and %q both map to name %q: %w", other, s.ID, name, ErrNameCollision)
+		if j := slices.Index(newNames, name); j >= 0 {
+			return "", fmt.Errorf("switches %q and %q both map to name %q: %w", path[j].ID, s.ID, name, ErrNameCollision)
 		}
 		if _, isNode := b.index[name]; isNode {
-			return fmt.Errorf("switch %q would be named %q, like node %q: %w", s.ID, name, name, ErrNameCollision)
+			return "", fmt.Errorf("switch %q would be named %q, like node %q: %w", s.ID, name, name, ErrNameCollision)
 		}
 	}
 	if i == 0 && b.hasChild[s.ID] {
-		return fmt.Errorf("switch %q has child switches and would have node %w", s.ID, ErrMixedSwitch)
+		return "", fmt.Errorf("switch %q has child switches and would have node %w", s.ID, ErrMixedSwitch)
 	}
 	if i > 0 && b.hasNodes[s.ID] {
-		return fmt.Errorf("switch %q has nodes and would have child switch %q: %w", s.ID, path[i-1].ID, ErrMixedSwitch)
+		return "", fmt.Errorf("switch %q has nodes and would have child switch %q: %w", s.ID, path[i-1].ID, ErrMixedSwitch)
 	}
 	if i+1 < len(path) {
 		if old, ok := b.parent[s.ID]; ok && old != path[i+1].ID {
-			return fmt.Errorf("switch %q under %q and %q: %w", s.ID, old, path[i+1].ID, ErrTwoParents)
+			return "", fmt.Errorf("switch %q under %q and %q: %w", s.ID, old, path[i+1].ID, ErrTwoParents)
 		}
 	}
-	return nil
+	return name, nil
 }
 
 // checkPathCycle reports a cycle that path's links would close: a
