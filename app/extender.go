@@ -43,6 +43,10 @@ func newExtender(cfg *config.File, svc *service.Service, log *slog.Logger) (*ext
 	if svc.Placer == nil {
 		return nil, errors.New("placement.extender: the service has no placement ledger")
 	}
-	return extender.New(extender.Options{Planner: svc.Placer, Config: ext, Pods: pods, Placement: placement.DefaultConfig(),
-		Gangs: gangs, Logger: log.With("component", "extender")})
+	opts := extender.Options{Planner: svc.Placer, Config: ext, Pods: pods, Placement: placement.DefaultConfig(),
+		Gangs: gangs, Logger: log.With("component", "extender")}
+	if svc.Store.Shared() {
+		opts.Shared = svc.Store // every replica holds a gang on one node set
+	}
+	return extender.New(opts)
 }

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -55,10 +56,10 @@ func BenchmarkRank1024on100k(b *testing.B) {
 func BenchmarkStandings10kAccounts1M(b *testing.B) {
 	bud, recs := standingsFixture(b)
 	st := NewBooks()
-	if err := st.SetBudgets(bud); err != nil {
+	if err := st.SetBudgets(context.Background(), bud); err != nil {
 		b.Fatal(err)
 	}
-	if err := st.Append(recs); err != nil {
+	if err := st.Append(context.Background(), recs); err != nil {
 		b.Fatal(err)
 	}
 	for _, mode := range []Mode{ModeFairTree, ModeClassic, ModeWindow} {
@@ -67,7 +68,7 @@ func BenchmarkStandings10kAccounts1M(b *testing.B) {
 			cfg.Mode = mode
 			b.ReportAllocs()
 			for b.Loop() {
-				v, err := st.View()
+				v, err := st.View(context.Background())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -22,6 +23,7 @@ type Books struct {
 	names   []string         // interned account names
 	ids     map[string]int32 // name → index in names
 	persist Persister
+	version uint64 // the Versioned persister's version that stored and budgets hold
 }
 
 // bag is a ledger's records and each one's interned account. Readers
@@ -34,16 +36,23 @@ type bag struct {
 // Persister keeps the budgets and the ledger across restarts.
 type Persister interface {
 	// SavePlacementBudgets replaces the stored budgets.
-	SavePlacementBudgets(b *Budgets) error
+	SavePlacementBudgets(ctx context.Context, b *Budgets) error
 	// AppendPlacementRecords adds records to the stored ledger, all or
 	// none.
-	AppendPlacementRecords(recs []Record) error
+	AppendPlacementRecords(ctx context.Context, recs []Record) error
 	// LoadPlacement returns the stored budgets (nil when none were set)
 	// and records, in the order appended.
-	LoadPlacement() (*Budgets, []Record, error)
+	LoadPlacement(ctx context.Context) (*Budgets, []Record, error)
 	// DeletePlacementRecords removes the stored records of the workloads,
 	// all or none, and returns how many it removed.
-	DeletePlacementRecords(workloads []string) (int, error)
+	DeletePlacementRecords(ctx context.Context, workloads []string) (int, error)
+}
+
+// Versioned is a Persister that several replicas share. Its version
+// grows with every change that any of them makes, so that books see
+// another replica's change at their next read.
+type Versioned interface {
+	PlacementVersion(ctx context.Context) (uint64, error)
 }
 
 // NewBooks returns empty books kept in memory only: equal shares, no
@@ -54,23 +63,81 @@ func NewBooks() *Books {
 
 // OpenBooks returns books holding what p kept, writing every change
 // to p.
-func OpenBooks(p Persister) (*Books, error) {
-	b, recs, err := p.LoadPlacement()
+func OpenBooks(ctx context.Context, p Persister) (*Books, error) {
+	s := NewBooks()
+	s.persist = p
+	if err := s.reload(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// reload replaces the stored records and the budgets with the
+// persister's, keeping the live records; the version is read first, so
+// that a change made meanwhile is loaded again at the next read, never
+// missed.
+func (s *Books) reload(ctx context.Context) error {
+	var version uint64
+	if v, ok := s.persist.(Versioned); ok {
+		var err error
+		if version, err = v.PlacementVersion(ctx); err != nil {
+			return fmt.Errorf("load budgets and ledger: %w", err)
+		}
+	}
+	b, recs, err := s.persist.LoadPlacement(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load budgets and ledger: %w", err)
+		return fmt.Errorf("load budgets and ledger: %w", err)
 	}
 	if b != nil {
 		defaultShares(b.Accounts)
 	}
-	s := NewBooks()
-	s.budgets = b
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.budgets, s.stored, s.version = b, bag{}, version
+	for src := range s.synced {
+		delete(s.synced, src)
+	}
 	s.add(recs)
-	s.persist = p
-	return s, nil
+	s.rebuild()
+	return nil
+}
+
+// Refresh loads the budgets and the ledger again when another replica
+// changed them (a Versioned persister's version moved); it costs one
+// read of the version otherwise.
+func (s *Books) Refresh(ctx context.Context) error {
+	v, ok := s.persist.(Versioned)
+	if !ok {
+		return nil
+	}
+	version, err := v.PlacementVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("placement version: %w", err)
+	}
+	s.mu.RLock()
+	same := version == s.version
+	s.mu.RUnlock()
+	if same {
+		return nil
+	}
+	return s.reload(ctx)
+}
+
+// wrote notes, after this replica's own write (s.mu held), that the
+// persister's version moved by one: when nothing else wrote meanwhile,
+// the books are current at the new version and need no reload.
+func (s *Books) wrote(ctx context.Context) {
+	v, ok := s.persist.(Versioned)
+	if !ok {
+		return
+	}
+	if version, err := v.PlacementVersion(ctx); err == nil && version == s.version+1 {
+		s.version = version
+	}
 }
 
 // SetBudgets validates and replaces the budgets.
-func (s *Books) SetBudgets(b *Budgets) error {
+func (s *Books) SetBudgets(ctx context.Context, b *Budgets) error {
 	if err := b.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -78,9 +145,10 @@ func (s *Books) SetBudgets(b *Budgets) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.persist != nil {
-		if err := s.persist.SavePlacementBudgets(b); err != nil {
+		if err := s.persist.SavePlacementBudgets(ctx, b); err != nil {
 			return fmt.Errorf("save budgets: %w", err)
 		}
+		s.wrote(ctx)
 	}
 	s.budgets = b
 	return nil
@@ -96,24 +164,25 @@ func (s *Books) Budgets() *Budgets {
 }
 
 // Append validates and adds records; it adds none if one is invalid.
-func (s *Books) Append(recs []Record) error {
+func (s *Books) Append(ctx context.Context, recs []Record) error {
 	l := Ledger{Records: recs}
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.appendLocked(recs)
+	return s.appendLocked(ctx, recs)
 }
 
-func (s *Books) appendLocked(recs []Record) error {
+func (s *Books) appendLocked(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	if s.persist != nil {
-		if err := s.persist.AppendPlacementRecords(recs); err != nil {
+		if err := s.persist.AppendPlacementRecords(ctx, recs); err != nil {
 			return fmt.Errorf("save ledger records: %w", err)
 		}
+		s.wrote(ctx)
 	}
 	s.add(recs)
 	return nil
@@ -156,7 +225,7 @@ func (s *Books) intern(name string) int32 {
 // that is no longer reported is stored as ended at now. Records are validated first; on error nothing changes. Each
 // record's Source is set to source, and its Workload must identify it
 // within the source.
-func (s *Books) Sync(source string, recs []Record, now time.Time) error {
+func (s *Books) Sync(ctx context.Context, source string, recs []Record, now time.Time) error {
 	if source == "" {
 		return fmt.Errorf("%w: sync: source name is empty", ErrInvalid)
 	}
@@ -198,7 +267,7 @@ func (s *Books) Sync(source string, recs []Record, now time.Time) error {
 			done = append(done, r)
 		}
 	}
-	if err := s.appendLocked(done); err != nil {
+	if err := s.appendLocked(ctx, done); err != nil {
 		return err
 	}
 	if len(live) == 0 {
@@ -217,7 +286,10 @@ var ErrNoRecord = errors.New("no such ledger record")
 // Delete removes the stored records of workload (REST ingest, and work a
 // source reported finished), from the persister first. Live records of a
 // source are the source's: they go when it stops reporting them.
-func (s *Books) Delete(workload string) (int, error) {
+func (s *Books) Delete(ctx context.Context, workload string) (int, error) {
+	if err := s.Refresh(ctx); err != nil { // another replica may have stored the workload's records
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := bag{recs: make([]Record, 0, len(s.stored.recs)), acct: make([]int32, 0, len(s.stored.acct))}
@@ -232,9 +304,10 @@ func (s *Books) Delete(workload string) (int, error) {
 		return 0, fmt.Errorf("workload %q: %w", workload, ErrNoRecord)
 	}
 	if s.persist != nil {
-		if _, err := s.persist.DeletePlacementRecords([]string{workload}); err != nil {
+		if _, err := s.persist.DeletePlacementRecords(ctx, []string{workload}); err != nil {
 			return 0, fmt.Errorf("delete ledger records: %w", err)
 		}
+		s.wrote(ctx)
 	}
 	s.stored = keep
 	for _, set := range s.synced {
@@ -278,8 +351,12 @@ type View struct {
 }
 
 // View returns the tree (equal shares over the recorded accounts and
-// extra when no budgets are set) and the records with their indexes.
-func (s *Books) View(extra ...string) (View, error) {
+// extra when no budgets are set) and the records with their indexes,
+// refreshed first from a shared persister.
+func (s *Books) View(ctx context.Context, extra ...string) (View, error) {
+	if err := s.Refresh(ctx); err != nil {
+		return View{}, err
+	}
 	s.mu.RLock()
 	n := len(s.all.recs)
 	recs, acct := s.all.recs[:n:n], s.all.acct[:n:n]

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -14,7 +15,7 @@ import (
 func TestStoreSync(t *testing.T) {
 	t.Parallel()
 	s := NewBooks()
-	if err := s.Append([]Record{{Account: "a", Workload: "rest", GPUs: 1, Start: t0.Add(-time.Hour)}}); err != nil {
+	if err := s.Append(context.Background(), []Record{{Account: "a", Workload: "rest", GPUs: 1, Start: t0.Add(-time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	run := func(w string, gpus int) Record {
@@ -37,15 +38,15 @@ func TestStoreSync(t *testing.T) {
 		{"all gone", t0.Add(4 * time.Minute), nil, false, 4, map[string]time.Time{"j1": t0.Add(4 * time.Minute)}},
 	}
 	for _, st := range steps {
-		before, err := s.View()
+		before, err := s.View(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = s.Sync("slurm", st.recs, st.at)
+		err = s.Sync(context.Background(), "slurm", st.recs, st.at)
 		if (err != nil) != st.wantErr || st.wantErr && !errors.Is(err, ErrInvalid) {
 			t.Fatalf("%s: err %v", st.name, err)
 		}
-		v, err := s.View()
+		v, err := s.View(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,20 +92,20 @@ func TestStoreSync(t *testing.T) {
 func TestViewIndexFollowsBudgets(t *testing.T) {
 	t.Parallel()
 	s := NewBooks()
-	if err := s.Append([]Record{{Account: "a", GPUs: 1, Start: t0}, {Account: "x", GPUs: 1, Start: t0}}); err != nil {
+	if err := s.Append(context.Background(), []Record{{Account: "a", GPUs: 1, Start: t0}, {Account: "x", GPUs: 1, Start: t0}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.View("req")
+	v, err := s.View(context.Background(), "req")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.Tree.Leaves() != 3 || v.Index[0] < 0 || v.Index[1] < 0 {
 		t.Fatalf("equal tree: %d leaves, index %v", v.Tree.Leaves(), v.Index)
 	}
-	if err := s.SetBudgets(&Budgets{Accounts: []AccountSpec{{Name: "a", Shares: Shares(1)}}}); err != nil {
+	if err := s.SetBudgets(context.Background(), &Budgets{Accounts: []AccountSpec{{Name: "a", Shares: Shares(1)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err = s.View(); err != nil {
+	if v, err = s.View(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if v.Index[0] != 1 || v.Index[1] != -1 {

@@ -67,7 +67,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) error {
 		now := s.now()
 		recs, err := src.Records(ctx, now)
 		if err == nil {
-			err = s.store.Sync(src.Name(), recs, now)
+			err = s.store.Sync(ctx, src.Name(), recs, now)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ledger source %s: %w", src.Name(), err))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -48,11 +49,11 @@ func (h *handlers) putAgent(c *gin.Context) {
 		return
 	}
 	rep := store.AgentReport{Facts: f, ReceivedAt: h.Now().UTC()}
-	if err := h.Store.PutAgentReport(rep); err != nil {
+	if err := h.Store.PutAgentReport(c.Request.Context(), rep); err != nil {
 		h.fail(c, err)
 		return
 	}
-	h.pruneAgents()
+	h.pruneAgents(c.Request.Context())
 	c.JSON(http.StatusOK, rep)
 }
 
@@ -62,7 +63,7 @@ const agentPruneEvery = time.Minute
 
 // pruneAgents applies the agent retention if it was last applied more
 // than agentPruneEvery ago.
-func (h *handlers) pruneAgents() {
+func (h *handlers) pruneAgents(ctx context.Context) {
 	now := h.Now()
 	last := h.agentsPruned.Load()
 	if last != 0 && now.Sub(time.Unix(0, last)) < agentPruneEvery {
@@ -71,7 +72,7 @@ func (h *handlers) pruneAgents() {
 	if !h.agentsPruned.CompareAndSwap(last, now.UnixNano()) {
 		return // another request is pruning
 	}
-	if n, err := h.Store.PruneAgentReports(now, h.AgentRetention); err != nil {
+	if n, err := h.Store.PruneAgentReports(ctx, now, h.AgentRetention); err != nil {
 		h.log.Warn("prune agent reports", "err", err)
 	} else if n > 0 {
 		h.log.Info("pruned agent reports", "deleted", n)
@@ -86,7 +87,7 @@ func (h *handlers) deleteAgent(c *gin.Context) {
 		h.fail(c, &service.RequestError{Field: "node", Err: err})
 		return
 	}
-	if err := h.Store.DeleteAgentReport(node); err != nil {
+	if err := h.Store.DeleteAgentReport(c.Request.Context(), node); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -101,7 +102,7 @@ func (h *handlers) agents(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	list, next, err := h.Store.AgentReportsPage(c.Query("after"), limit)
+	list, next, err := h.Store.AgentReportsPage(c.Request.Context(), c.Query("after"), limit)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -119,7 +120,7 @@ func (h *handlers) agent(c *gin.Context) {
 		h.fail(c, &service.RequestError{Field: "node", Err: err})
 		return
 	}
-	rep, err := h.Store.AgentReport(node)
+	rep, err := h.Store.AgentReport(c.Request.Context(), node)
 	if err != nil {
 		h.fail(c, err)
 		return

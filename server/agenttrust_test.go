@@ -37,7 +37,7 @@ func TestBadStoredReportsDropOnlyTheirNode(t *testing.T) {
 		{Node: "gpu06", GPUs: 8, Fabric: []string{"spine1"}},
 		{Node: "gpu07", GPUs: 9223372036854775807},
 	} {
-		if err := s.store.PutAgentReport(providers.AgentReport{Facts: f, ReceivedAt: now}); err != nil {
+		if err := s.store.PutAgentReport(t.Context(), providers.AgentReport{Facts: f, ReceivedAt: now}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -62,7 +63,7 @@ func (h *handlers) graph(c *gin.Context) {
 			return
 		}
 		defer h.snapReads.release(n)
-		if g, err = h.snapshotGraph(id); err != nil {
+		if g, err = h.snapshotGraph(c.Request.Context(), id); err != nil {
 			h.fail(c, err)
 			return
 		}
@@ -249,11 +250,11 @@ func appendEdge(b []byte, from, to string) []byte {
 }
 
 // snapshotGraph loads a stored graph for the diff handler.
-func (h *handlers) snapshotGraph(id uint64) (*topology.Graph, error) {
+func (h *handlers) snapshotGraph(ctx context.Context, id uint64) (*topology.Graph, error) {
 	if st := h.Loop.State(); st.Snapshot != nil && st.Snapshot.ID == id {
 		return st.Graph, nil
 	}
-	g, err := h.Store.Graph(id)
+	g, err := h.Store.Graph(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %d: %w", id, err)
 	}

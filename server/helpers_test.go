@@ -26,6 +26,7 @@ import (
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/extender"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/testenv/dbtest"
 	"github.com/toposcope/toposcope/testenv/proctest"
 )
 
@@ -42,6 +43,7 @@ type stack struct {
 	loop      *service.Loop
 	store     *store.Store
 	reqs      *service.Requests
+	svc       *service.Service
 	logs      *proctest.Output
 	metrics   *prometheus.Registry
 	modelPath string
@@ -76,6 +78,9 @@ type stackOpts struct {
 	// extenderMax and extenderHeld are maxConcurrent and maxHeld; the
 	// defaults if 0.
 	extenderMax, extenderHeld int
+	// database, when set, keeps the store in that server's database
+	// (store.database) instead of the stack's bbolt file.
+	database *dbtest.Server
 }
 
 func writeModel(t testing.TB, path string, nodes int) []byte {
@@ -149,12 +154,19 @@ func newStack(t testing.TB, o stackOpts) *stack {
 	if o.snapshotReads != 0 {
 		cfg.Server.MaxSnapshotReads = o.snapshotReads
 	}
+	if o.database != nil {
+		dsn := filepath.Join(t.TempDir(), "dsn")
+		if err := os.WriteFile(dsn, []byte(o.database.DSN()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Store.Database.Driver, cfg.Store.Database.DSNFile = o.database.Driver(), dsn
+	}
 	s.metrics = prometheus.NewRegistry()
 	svc, err := service.New(context.Background(), cfg, service.Deps{Registry: app.Registry(), Logger: log, Metrics: s.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.store, s.loop, s.reqs = svc.Store, svc.Loop, svc.Requests
+	s.store, s.loop, s.reqs, s.svc = svc.Store, svc.Loop, svc.Requests, svc
 	var tokens *server.Tokens
 	if o.tokens != "" {
 		if tokens, err = server.ParseTokens(o.tokens, "test"); err != nil {
@@ -175,8 +187,11 @@ func newStack(t testing.TB, o stackOpts) *stack {
 			ec.MaxHeld = o.extenderHeld
 		}
 		svc.Config.Placement.Extender = ec
-		ext, err = extender.New(extender.Options{Planner: svc.Placer, Config: ec, Pods: podsource.DefaultConfig(),
-			Placement: placement.DefaultConfig(), Logger: log})
+		eo := extender.Options{Planner: svc.Placer, Config: ec, Pods: podsource.DefaultConfig(), Placement: placement.DefaultConfig(), Logger: log}
+		if svc.Store.Shared() {
+			eo.Shared = svc.Store // as app does
+		}
+		ext, err = extender.New(eo)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -68,11 +69,11 @@ func TestLedgerSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ps, err := placement.OpenBooks(st)
+	ps, err := placement.OpenBooks(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	view, err := ps.View()
+	view, err := ps.View(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func (h *handlers) placementState(c *gin.Context, cfg placement.Config, extra ..
 // occupied answers with the current topology occupied by the ledger
 // (service.Placer), or writes the error.
 func (h *handlers) occupied(c *gin.Context, extra ...string) (service.Occupancy, bool) {
-	o, err := h.Placer.Occupied(extra...)
+	o, err := h.Placer.Occupied(c.Request.Context(), extra...)
 	if err != nil {
 		h.fail(c, err)
 		return o, false
@@ -93,7 +93,7 @@ func (h *handlers) ignoredRecords(c *gin.Context) {
 	if !ok {
 		return
 	}
-	view, err := h.Placement.View()
+	view, err := h.Placement.View(c.Request.Context())
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -127,7 +127,7 @@ func (h *handlers) placements(c *gin.Context) {
 	if req.Ranking != "" {
 		cfg.Ranking = req.Ranking
 	}
-	res, o, err := h.Placer.Place(req.Request, cfg)
+	res, o, err := h.Placer.Place(c.Request.Context(), req.Request, cfg)
 	if o.State != nil {
 		h.occupancyHeaders(c, o)
 	}
@@ -163,7 +163,7 @@ func (h *handlers) capacity(c *gin.Context) {
 
 // ledger answers GET /v1/ledger with every record.
 func (h *handlers) ledger(c *gin.Context) {
-	view, err := h.Placement.View()
+	view, err := h.Placement.View(c.Request.Context())
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -192,7 +192,7 @@ func (h *handlers) appendLedger(c *gin.Context) {
 	if !h.checkRecords(c, l.Records) {
 		return
 	}
-	if err := h.Placement.Append(l.Records); err != nil {
+	if err := h.Placement.Append(c.Request.Context(), l.Records); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -201,7 +201,7 @@ func (h *handlers) appendLedger(c *gin.Context) {
 
 // budgets answers GET /v1/budgets with the account tree.
 func (h *handlers) budgets(c *gin.Context) {
-	view, err := h.Placement.View()
+	view, err := h.Placement.View(c.Request.Context())
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -218,7 +218,7 @@ func (h *handlers) putBudgets(c *gin.Context) {
 		return
 	}
 	defer release()
-	if err := h.Placement.SetBudgets(&b); err != nil {
+	if err := h.Placement.SetBudgets(c.Request.Context(), &b); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -249,7 +249,7 @@ func (h *handlers) checkRecords(c *gin.Context, recs []placement.Record) bool {
 	if !ok {
 		return false
 	}
-	view, err := h.Placement.View()
+	view, err := h.Placement.View(c.Request.Context())
 	if err == nil {
 		err = placement.CheckRecords(st.Graph, view.Records, recs, h.Now())
 	}
@@ -264,7 +264,7 @@ func (h *handlers) checkRecords(c *gin.Context, recs []placement.Record) bool {
 // stored records are removed (a record ingested by mistake, or one the
 // topology no longer fits).
 func (h *handlers) deleteLedger(c *gin.Context) {
-	n, err := h.Placement.Delete(c.Param("workload"))
+	n, err := h.Placement.Delete(c.Request.Context(), c.Param("workload"))
 	if err != nil {
 		h.fail(c, err)
 		return

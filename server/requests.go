@@ -73,7 +73,7 @@ func (h *handlers) generateRequest(c *gin.Context) (*service.GenerateRequest, er
 
 // answer writes the state of request id.
 func (h *handlers) answer(c *gin.Context, id string) {
-	res, body, err := h.Requests.Result(id)
+	res, body, err := h.Requests.Result(c.Request.Context(), id)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -57,12 +57,12 @@ func (h *handlers) snapshots(c *gin.Context) {
 			return
 		}
 	}
-	list, err := h.Store.Snapshots(limit, before)
+	list, err := h.Store.Snapshots(c.Request.Context(), limit, before)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	cur, pend, err := h.Store.Heads()
+	cur, pend, err := h.Store.Heads(c.Request.Context())
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -80,7 +80,7 @@ func (h *handlers) snapshot(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	snap, err := h.Store.Snapshot(id)
+	snap, err := h.Store.Snapshot(c.Request.Context(), id)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -92,7 +92,7 @@ func (h *handlers) snapshot(c *gin.Context) {
 	}
 	out := gin.H{"snapshot": snap}
 	if snap.Parent != 0 {
-		if d, err := h.Store.Diff(id); err == nil {
+		if d, err := h.Store.Diff(c.Request.Context(), id); err == nil {
 			out["diff"] = d.Capped(limit)
 		}
 	}
@@ -136,7 +136,7 @@ func (h *handlers) diff(c *gin.Context) {
 		h.fail(c, service.ErrNoTopology)
 		return
 	}
-	toSnap, err := h.Store.Snapshot(to)
+	toSnap, err := h.Store.Snapshot(c.Request.Context(), to)
 	if err != nil {
 		h.fail(c, &service.RequestError{Field: "to", Err: err})
 		return
@@ -151,7 +151,7 @@ func (h *handlers) diff(c *gin.Context) {
 		return
 	}
 	if from == toSnap.Parent {
-		if d, err := h.Store.Diff(to); err == nil {
+		if d, err := h.Store.Diff(c.Request.Context(), to); err == nil {
 			c.JSON(http.StatusOK, d.Capped(limit))
 			return
 		}
@@ -162,12 +162,12 @@ func (h *handlers) diff(c *gin.Context) {
 		return
 	}
 	defer h.snapReads.release(n)
-	a, err := h.snapshotGraph(from)
+	a, err := h.snapshotGraph(c.Request.Context(), from)
 	if err != nil {
 		h.fail(c, &service.RequestError{Field: "from", Err: err})
 		return
 	}
-	b, err := h.snapshotGraph(to)
+	b, err := h.snapshotGraph(c.Request.Context(), to)
 	if err != nil {
 		h.fail(c, &service.RequestError{Field: "to", Err: err})
 		return
@@ -184,7 +184,7 @@ func (h *handlers) runs(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	list, err := h.Store.Runs(limit)
+	list, err := h.Store.Runs(c.Request.Context(), limit)
 	if err != nil {
 		h.fail(c, err)
 		return

@@ -37,7 +37,7 @@ func printingBudgetsLoop(t *testing.T) (*service.Loop, *atomic.Pointer[placement
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Load(); err != nil {
+	if err := l.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return l, budgets, out
@@ -157,7 +157,7 @@ func TestPublishBudgetsShrinkGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Load(); err != nil {
+	if err := l.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.RunOnce(ctx, service.TriggerStartup); err != nil {

@@ -31,12 +31,12 @@ type FollowerConfig struct {
 // graph costs a 304) and hands every new graph to adopt.
 type Follower struct {
 	cfg   FollowerConfig
-	adopt func(*topology.Graph) (bool, error)
+	adopt func(context.Context, *topology.Graph) (bool, error)
 	log   *slog.Logger
 }
 
 // newFollower returns a Follower; log may be nil.
-func newFollower(cfg FollowerConfig, adopt func(*topology.Graph) (bool, error), log *slog.Logger) *Follower {
+func newFollower(cfg FollowerConfig, adopt func(context.Context, *topology.Graph) (bool, error), log *slog.Logger) *Follower {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 2 * time.Minute}
 	}
@@ -129,7 +129,7 @@ func (f *Follower) poll(ctx context.Context, leader, etag string) (string, error
 	if err := json.NewDecoder(resp.Body).Decode(&g); err != nil {
 		return etag, fmt.Errorf("decode the leader's graph: %w", err)
 	}
-	changed, err := f.adopt(&g)
+	changed, err := f.adopt(ctx, &g)
 	if err != nil {
 		return etag, fmt.Errorf("adopt the leader's graph: %w", err)
 	}

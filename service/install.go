@@ -22,7 +22,7 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 	data, err := json.Marshal(g)
 	if err != nil {
 		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
-		return errors.Join(fmt.Errorf("encode graph: %w", err), l.record(run, false))
+		return errors.Join(fmt.Errorf("encode graph: %w", err), l.record(ctx, run, false))
 	}
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
@@ -38,7 +38,7 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 		if st.Pending != nil {
 			l.log.Info("shrink guard: topology recovered", "pending", st.Pending.ID)
 		}
-		return l.record(run, st.Pending != nil)
+		return l.record(ctx, run, st.Pending != nil)
 	}
 
 	var diff *store.Diff
@@ -49,16 +49,16 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 	if st.Snapshot != nil {
 		diff = store.Compare(st.Graph, g)
 		diff.From, snap.Parent, snap.Changes = st.Snapshot.ID, st.Snapshot.ID, diff.Summary()
-		base, from := l.shrinkBaseline(st.Snapshot)
+		base, from := l.shrinkBaseline(ctx, st.Snapshot)
 		if reason := shrinkReason(base, counts, l.deps.Config.ShrinkGuard); reason != "" {
-			return l.refuse(run, st, snap, data, diff, reason+from)
+			return l.refuse(ctx, run, st, snap, data, diff, reason+from)
 		}
 	}
 	at := snap.CreatedAt
 	snap.AcceptedAt, snap.AcceptedBy = &at, store.ByDiscovery
-	if err := l.deps.Store.AddSnapshot(snap, data, diff, nil); err != nil {
+	if err := l.deps.Store.AddSnapshot(ctx, snap, data, diff, nil); err != nil {
 		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
-		return errors.Join(err, l.record(run, false))
+		return errors.Join(err, l.record(ctx, run, false))
 	}
 	l.setCurrent(snap, g)
 	l.log.Info("topology changed", "snapshot", snap.ID, "nodes", counts.Nodes, "switches", counts.Switches,
@@ -67,8 +67,8 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 	run.Outcome, run.Snapshot = store.OutcomePublished, snap.ID
 	run.Engines = l.publish(ctx, g, digest, false)
 	markPublishFailed(run)
-	err = l.record(run, false)
-	l.prune()
+	err = l.record(ctx, run, false)
+	l.prune(ctx)
 	// The previous graph and the discovery's garbage are gone; give the
 	// memory back rather than keep a peak twice the graph's size.
 	debug.FreeOSMemory()
@@ -84,7 +84,7 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 // switch that the accepted topology dropped is not held against the
 // discoveries after it. The text says where the baseline comes from
 // when it is not the current snapshot.
-func (l *Loop) shrinkBaseline(cur *store.Snapshot) (store.Counts, string) {
+func (l *Loop) shrinkBaseline(ctx context.Context, cur *store.Snapshot) (store.Counts, string) {
 	base, from := cur.Counts, ""
 	window := l.deps.Config.ShrinkWindow
 	if window <= 0 {
@@ -94,7 +94,7 @@ func (l *Loop) shrinkBaseline(cur *store.Snapshot) (store.Counts, string) {
 	const page = 256
 	var before uint64
 	for {
-		list, err := l.deps.Store.Snapshots(page, before)
+		list, err := l.deps.Store.Snapshots(ctx, page, before)
 		if err != nil {
 			l.log.Warn("shrink guard: reading earlier snapshots", "err", err)
 			return base, from
@@ -160,32 +160,32 @@ func shrinkReason(cur, next store.Counts, limit float64) string {
 
 // refuse keeps the current topology and records the refused one as
 // pending (once per distinct graph).
-func (l *Loop) refuse(run *store.Run, st *State, snap *store.Snapshot, data []byte, diff *store.Diff, reason string) error {
+func (l *Loop) refuse(ctx context.Context, run *store.Run, st *State, snap *store.Snapshot, data []byte, diff *store.Diff, reason string) error {
 	l.deps.Metrics.refusals.Inc()
 	l.deps.Metrics.setRefusing(true)
 	run.Outcome, run.Error = store.OutcomeRefused, reason
 	if st.Pending != nil && st.Pending.Digest == snap.Digest {
 		run.Snapshot = st.Pending.ID
 		l.refusedLog(st.Snapshot.ID, st.Pending.ID, reason)
-		return l.record(run, false)
+		return l.record(ctx, run, false)
 	}
 	snap.Status, snap.Reason = store.StatusRefused, reason
-	if err := l.deps.Store.AddSnapshot(snap, data, diff, nil); err != nil {
-		return errors.Join(err, l.record(run, false))
+	if err := l.deps.Store.AddSnapshot(ctx, snap, data, diff, nil); err != nil {
+		return errors.Join(err, l.record(ctx, run, false))
 	}
 	run.Snapshot = snap.ID
 	l.refusedLog(st.Snapshot.ID, snap.ID, reason)
 	next := *l.State()
 	next.Pending = snap
 	l.state.Store(&next)
-	return l.record(run, false)
+	return l.record(ctx, run, false)
 }
 
 // CheckPublish implements PublishGuard: g, which an API request is about
 // to publish through a configured engine, must not shrink more than the
 // shrink guard allows against the largest topology accepted within the
 // window, and no refused topology may be pending.
-func (l *Loop) CheckPublish(g *topology.Graph) error {
+func (l *Loop) CheckPublish(ctx context.Context, g *topology.Graph) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.State()
@@ -195,7 +195,7 @@ func (l *Loop) CheckPublish(g *topology.Graph) error {
 	if st.Snapshot == nil {
 		return nil
 	}
-	base, from := l.shrinkBaseline(st.Snapshot)
+	base, from := l.shrinkBaseline(ctx, st.Snapshot)
 	if reason := shrinkReason(base, store.CountsOf(g), l.deps.Config.ShrinkGuard); reason != "" {
 		return fmt.Errorf("%w: %s%s", ErrShrinkRefused, reason, from)
 	}
@@ -228,11 +228,14 @@ func (l *Loop) refusedLog(current, pending uint64, reason string) {
 func (l *Loop) Accept(ctx context.Context, id uint64) (*store.Snapshot, *store.Run, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	g, err := l.deps.Store.Graph(id)
+	if _, err := l.refreshLocked(ctx); err != nil {
+		return nil, nil, err
+	}
+	g, err := l.deps.Store.Graph(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	snap, err := l.deps.Store.AcceptPending(id, l.deps.Now(), store.ByOperator)
+	snap, err := l.deps.Store.AcceptPending(ctx, id, l.deps.Now(), store.ByOperator)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -249,7 +252,7 @@ func (l *Loop) Accept(ctx context.Context, id uint64) (*store.Snapshot, *store.R
 	}
 	run.Engines = l.publish(ctx, g, snap.Digest, true)
 	markPublishFailed(run)
-	return snap, run, l.record(run, false)
+	return snap, run, l.record(ctx, run, false)
 }
 
 func (l *Loop) setCurrent(snap *store.Snapshot, g *topology.Graph) {
@@ -308,8 +311,8 @@ func (l *Loop) publishEngine(ctx context.Context, e namedEngine, g *topology.Gra
 	return r
 }
 
-func (l *Loop) prune() {
-	p, err := l.deps.Store.Prune(l.deps.Now(), l.deps.Retention)
+func (l *Loop) prune(ctx context.Context) {
+	p, err := l.deps.Store.Prune(ctx, l.deps.Now(), l.deps.Retention)
 	if err != nil {
 		l.log.Warn("prune store", "err", err)
 		return

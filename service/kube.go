@@ -139,7 +139,7 @@ func (l *Loop) publishDigest(digest string) string {
 // answers queries with it, and so that it guards its own first
 // discovery against it when it takes over. An unchanged graph is a
 // no-op. It reports whether the current snapshot changed.
-func (l *Loop) Adopt(g *topology.Graph) (bool, error) {
+func (l *Loop) Adopt(ctx context.Context, g *topology.Graph) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	data, err := json.Marshal(g)
@@ -162,11 +162,11 @@ func (l *Loop) Adopt(g *topology.Graph) (bool, error) {
 		diff = store.Compare(st.Graph, g)
 		diff.From, snap.Parent, snap.Changes = st.Snapshot.ID, st.Snapshot.ID, diff.Summary()
 	}
-	if err := l.deps.Store.AddSnapshot(snap, data, diff, nil); err != nil {
+	if err := l.deps.Store.AddSnapshot(ctx, snap, data, diff, nil); err != nil {
 		return false, err
 	}
 	l.setCurrent(snap, g)
 	l.log.Info("adopted the leader's topology", "snapshot", snap.ID, "nodes", snap.Counts.Nodes, "switches", snap.Counts.Switches)
-	l.prune()
+	l.prune(ctx)
 	return true, nil
 }

@@ -59,7 +59,7 @@ func TestAdopt(t *testing.T) {
 	follower := newLoop(t, followerStore, modelPath, filepath.Join(dir, "follower.conf"), config.DefaultDiscovery())
 	g := leader.State().Graph
 	for i, want := range []bool{true, false} {
-		changed, err := follower.Adopt(g)
+		changed, err := follower.Adopt(t.Context(), g)
 		if err != nil || changed != want {
 			t.Fatalf("adopt %d: changed=%v err=%v, want %v", i, changed, err, want)
 		}

@@ -55,7 +55,7 @@ placement:
 	if err := s.SyncOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	v, err := store.View()
+	v, err := store.View(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,28 +167,28 @@ func (l *Loop) Ready() error {
 
 // Load restores the current and the pending snapshot from the store, so
 // that the service answers queries before its first discovery.
-func (l *Loop) Load() error {
-	cur, pend, err := l.deps.Store.Heads()
+func (l *Loop) Load(ctx context.Context) error {
+	cur, pend, err := l.deps.Store.Heads(ctx)
 	if err != nil {
 		return err
 	}
 	st := &State{}
 	if cur != 0 {
-		if st.Snapshot, err = l.deps.Store.Snapshot(cur); err != nil {
+		if st.Snapshot, err = l.deps.Store.Snapshot(ctx, cur); err != nil {
 			return err
 		}
-		if st.Graph, err = l.deps.Store.Graph(cur); err != nil {
+		if st.Graph, err = l.deps.Store.Graph(ctx, cur); err != nil {
 			return err
 		}
 		l.deps.Metrics.current(st.Snapshot.Counts)
 	}
 	if pend != 0 {
-		if st.Pending, err = l.deps.Store.Snapshot(pend); err != nil {
+		if st.Pending, err = l.deps.Store.Snapshot(ctx, pend); err != nil {
 			return err
 		}
 	}
 	l.deps.Metrics.setRefusing(st.Pending != nil)
-	if runs, err := l.deps.Store.Runs(1); err == nil && len(runs) == 1 {
+	if runs, err := l.deps.Store.Runs(ctx, 1); err == nil && len(runs) == 1 {
 		st.LastRun = &runs[0]
 	}
 	l.state.Store(st)
@@ -277,6 +277,9 @@ func (l *Loop) RunOnce(ctx context.Context, trigger string) (*store.Run, error) 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	run := &store.Run{StartedAt: l.deps.Now(), Trigger: trigger, Provider: l.deps.Provider.Name}
+	if _, err := l.refreshLocked(ctx); err != nil { // compare with what the shared store holds now
+		return nil, fmt.Errorf("read the shared store before discovering: %w", err)
+	}
 	if err := l.deps.Limiter.Acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -286,7 +289,7 @@ func (l *Loop) RunOnce(ctx context.Context, trigger string) (*store.Run, error) 
 	g, err := l.discover(ctx)
 	if err != nil {
 		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
-		return run, errors.Join(err, l.record(run, false))
+		return run, errors.Join(err, l.record(ctx, run, false))
 	}
 	return run, l.install(ctx, run, g)
 }
@@ -306,9 +309,9 @@ func (l *Loop) discover(ctx context.Context) (*topology.Graph, error) {
 }
 
 // record stores run (with no new snapshot) and makes it the last run.
-func (l *Loop) record(run *store.Run, clearPending bool) error {
+func (l *Loop) record(ctx context.Context, run *store.Run, clearPending bool) error {
 	run.FinishedAt = l.deps.Now()
-	err := l.deps.Store.AddRun(run, clearPending)
+	err := l.deps.Store.AddRun(ctx, run, clearPending)
 	st := *l.State()
 	st.LastRun = run
 	if run.Outcome == store.OutcomeFailed {

@@ -50,7 +50,7 @@ func newLoop(t *testing.T, f *fixture, modelPath, output string, cfg config.Disc
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Load(); err != nil {
+	if err := l.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -171,7 +171,7 @@ func TestLoopDebouncesTriggers(t *testing.T) {
 	}
 	time.Sleep(cfg.Triggers.Debounce + 200*time.Millisecond) // room for a second, wrong, run
 	stop()
-	runs, err := f.store.Runs(10)
+	runs, err := f.store.Runs(t.Context(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -56,8 +57,8 @@ func newPlacer(loop *Loop, ledger *placement.Books, now func() time.Time) *Place
 // names accounts to count in the standings' tree although the ledger has
 // no record of them (the account asking for a placement). ErrNoTopology
 // before the first discovery.
-func (p *Placer) Occupied(extra ...string) (Occupancy, error) {
-	return p.OccupiedHeld(nil, extra...)
+func (p *Placer) Occupied(ctx context.Context, extra ...string) (Occupancy, error) {
+	return p.OccupiedHeld(ctx, nil, extra...)
 }
 
 // Held returns the records held beside the ledger's, given the ledger's
@@ -70,12 +71,12 @@ type Held func(ledger []placement.Record, at time.Time) []placement.Record
 // occupying GPUs beside the ledger's, in one pass. They count for
 // occupancy only, not in the standings; one that no longer fits is left
 // out and named in Ignored.
-func (p *Placer) OccupiedHeld(held Held, extra ...string) (Occupancy, error) {
+func (p *Placer) OccupiedHeld(ctx context.Context, held Held, extra ...string) (Occupancy, error) {
 	st := p.loop.State()
 	if st.Graph == nil {
 		return Occupancy{}, ErrNoTopology
 	}
-	view, err := p.ledger.View(extra...)
+	view, err := p.ledger.View(ctx, extra...)
 	if err != nil {
 		return Occupancy{}, err
 	}
@@ -121,8 +122,8 @@ func (p *Placer) Standings(o Occupancy, cfg placement.Config) (*placement.Standi
 // ledger, with their explanations. Without budgets, the account asking
 // gets an equal share like every account of the ledger; with budgets, an
 // account outside them is unknown.
-func (p *Placer) Place(req placement.Request, cfg placement.Config) (*placement.Result, Occupancy, error) {
-	return p.PlaceWith(req, cfg, PlaceOptions{})
+func (p *Placer) Place(ctx context.Context, req placement.Request, cfg placement.Config) (*placement.Result, Occupancy, error) {
+	return p.PlaceWith(ctx, req, cfg, PlaceOptions{})
 }
 
 // PlaceOptions narrow a placement beyond the ledger.
@@ -136,8 +137,8 @@ type PlaceOptions struct {
 }
 
 // PlaceWith is Place with the options' held records and node limit.
-func (p *Placer) PlaceWith(req placement.Request, cfg placement.Config, opts PlaceOptions) (*placement.Result, Occupancy, error) {
-	o, err := p.OccupiedHeld(opts.Held, req.Account)
+func (p *Placer) PlaceWith(ctx context.Context, req placement.Request, cfg placement.Config, opts PlaceOptions) (*placement.Result, Occupancy, error) {
+	o, err := p.OccupiedHeld(ctx, opts.Held, req.Account)
 	if err != nil {
 		return nil, o, err
 	}

@@ -30,7 +30,7 @@ func TestPlacer(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = svc.Close() })
 
-	if _, err := svc.Placer.Occupied(); !errors.Is(err, service.ErrNoTopology) {
+	if _, err := svc.Placer.Occupied(t.Context()); !errors.Is(err, service.ErrNoTopology) {
 		t.Fatalf("Occupied before any discovery = %v, want ErrNoTopology", err)
 	}
 	if _, err := svc.Loop.RunOnce(context.Background(), service.TriggerAPI); err != nil {
@@ -42,10 +42,10 @@ func TestPlacer(t *testing.T) {
 		{Account: "a", Workload: "fits", GPUs: 1, Nodes: []string{node}, Start: start, Allocated: true},
 		{Account: "a", Workload: "gone", GPUs: 1, Nodes: []string{"no-such-node"}, Start: start, Allocated: true},
 	}
-	if err := svc.Placement.Append(recs); err != nil {
+	if err := svc.Placement.Append(t.Context(), recs); err != nil {
 		t.Fatal(err)
 	}
-	o, err := svc.Placer.Occupied()
+	o, err := svc.Placer.Occupied(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestPlacer(t *testing.T) {
 	if !o.At.Equal(now) || o.State.Graph != svc.Loop.State().Graph {
 		t.Fatalf("occupancy at %v on another graph, want the injected clock and the current graph", o.At)
 	}
-	res, po, err := svc.Placer.Place(placement.Request{Account: "b", GPUs: 1, Duration: time.Hour}, placement.DefaultConfig())
+	res, po, err := svc.Placer.Place(t.Context(), placement.Request{Account: "b", GPUs: 1, Duration: time.Hour}, placement.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ type RequestsDeps struct {
 type PublishGuard interface {
 	// CheckPublish refuses g (ErrShrinkRefused) when publishing it would
 	// lose more than the shrink guard allows.
-	CheckPublish(g *topology.Graph) error
+	CheckPublish(ctx context.Context, g *topology.Graph) error
 	// RequestPublished records that a request published a graph through
 	// a configured engine, so that the next discovery publishes its own.
 	RequestPublished()
@@ -131,7 +131,7 @@ func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bo
 		r.log.Info("request refused", "provider", req.Provider.Name, "engine", req.Engine.Name, "err", err)
 		return "", false, err
 	}
-	if err := r.deps.Store.PutResult(res, nil); err != nil {
+	if err := r.deps.Store.PutResult(ctx, res, nil); err != nil {
 		r.done(id)
 		return "", false, err
 	}
@@ -235,7 +235,7 @@ func (r *Requests) start(ctx context.Context, j *job) {
 			r.log.Info("request left pending at shutdown", "request", j.res.ID)
 			return
 		}
-		r.finish(j, body, ctype, err)
+		r.finish(ctx, j, body, ctype, err)
 	}()
 }
 
@@ -250,7 +250,7 @@ func (r *Requests) run(ctx context.Context, j *job) ([]byte, string, error) {
 	}
 	rd, canRender := j.eng.(engines.Renderer)
 	if j.publish {
-		if err := r.deps.Guard.CheckPublish(g); err != nil {
+		if err := r.deps.Guard.CheckPublish(ctx, g); err != nil {
 			return nil, "", fmt.Errorf("publish: %w", err)
 		}
 		err := j.eng.Publish(ctx, g)
@@ -274,7 +274,7 @@ func (r *Requests) run(ctx context.Context, j *job) ([]byte, string, error) {
 }
 
 // finish stores the outcome of j.
-func (r *Requests) finish(j *job, body []byte, ctype string, err error) {
+func (r *Requests) finish(ctx context.Context, j *job, body []byte, ctype string, err error) {
 	res := *j.res
 	res.FinishedAt = r.deps.Now()
 	if err != nil {
@@ -289,10 +289,10 @@ func (r *Requests) finish(j *job, body []byte, ctype string, err error) {
 		}
 		r.deps.Metrics.requests.WithLabelValues("done").Inc()
 	}
-	if perr := r.deps.Store.PutResult(&res, body); perr != nil {
+	if perr := r.deps.Store.PutResult(ctx, &res, body); perr != nil {
 		r.log.Error("store request result", "request", res.ID, "err", perr)
 	}
-	if _, perr := r.deps.Store.Prune(r.deps.Now(), r.deps.Retention); perr != nil {
+	if _, perr := r.deps.Store.Prune(ctx, r.deps.Now(), r.deps.Retention); perr != nil {
 		r.log.Warn("prune store", "err", perr)
 	}
 }
@@ -305,14 +305,14 @@ func (r *Requests) done(id string) {
 }
 
 // Result returns the stored request id and its body.
-func (r *Requests) Result(id string) (*store.Result, []byte, error) {
-	return r.deps.Store.Result(id)
+func (r *Requests) Result(ctx context.Context, id string) (*store.Result, []byte, error) {
+	return r.deps.Store.Result(ctx, id)
 }
 
 // Resume restarts the requests a previous process left pending. Those
 // that carried credentials cannot be: they fail with ErrInterrupted.
 func (r *Requests) Resume(ctx context.Context) error {
-	pending, err := r.deps.Store.PendingResults()
+	pending, err := r.deps.Store.PendingResults(ctx)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func (r *Requests) Resume(ctx context.Context) error {
 	for i := range pending {
 		res := &pending[i]
 		if res.HadCredentials {
-			r.finish(&job{res: res}, nil, "", fmt.Errorf("credentials are never stored, so submit the request again: %w", ErrInterrupted))
+			r.finish(ctx, &job{res: res}, nil, "", fmt.Errorf("credentials are never stored, so submit the request again: %w", ErrInterrupted))
 			continue
 		}
 		req, err := RestoreGenerateRequest(res.Request)
@@ -328,7 +328,7 @@ func (r *Requests) Resume(ctx context.Context) error {
 			err = fmt.Errorf("stored request %s hashes to %s: %w", res.ID, req.ID(), ErrInternal)
 		}
 		if err != nil {
-			r.finish(&job{res: res}, nil, "", err)
+			r.finish(ctx, &job{res: res}, nil, "", err)
 			errs = append(errs, err)
 			continue
 		}
@@ -337,7 +337,7 @@ func (r *Requests) Resume(ctx context.Context) error {
 		r.mu.Unlock()
 		j, err := r.build(req, res)
 		if err != nil {
-			r.finish(j, nil, "", err)
+			r.finish(ctx, j, nil, "", err)
 			r.done(res.ID)
 			continue
 		}

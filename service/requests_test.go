@@ -61,7 +61,7 @@ func waitDone(t *testing.T, r *service.Requests, id string) *store.Result {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, _, err := r.Result(id)
+		res, _, err := r.Result(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,12 @@ func kubernetesRoles(cfg *config.File, addr net.Addr, loop *Loop, log *slog.Logg
 	if err != nil {
 		return nil, nil, &config.FieldError{Field: "kubernetes.leaderElection.peerCAFile", Err: err}
 	}
-	follower := newFollower(FollowerConfig{Interval: le.FollowInterval, Token: token, Client: hc}, loop.Adopt, log)
+	follow := newFollower(FollowerConfig{Interval: le.FollowInterval, Token: token, Client: hc}, loop.Adopt, log).Run
+	if loop.deps.Store.Shared() {
+		// Followers read the leader's topology from the shared store (the
+		// refresher), not from the leader's API.
+		follow = func(ctx context.Context, _ string) { <-ctx.Done() }
+	}
 	elector, err := newElector(clients.Core, ElectorConfig{
 		Namespace: le.Namespace, Name: le.Name, Identity: identity,
 		LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
@@ -84,7 +89,7 @@ func kubernetesRoles(cfg *config.File, addr net.Addr, loop *Loop, log *slog.Logg
 	}
 	log.Info("leader election", "lease", le.Namespace+"/"+le.Name, "identity", identity)
 	campaign = func(ctx context.Context, lead func(context.Context)) {
-		if err := elector.Run(ctx, lead, follower.Run); err != nil {
+		if err := elector.Run(ctx, lead, follow); err != nil {
 			log.Error("leader election stopped", "err", err)
 		}
 	}

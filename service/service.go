@@ -107,7 +107,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 			return nil, err
 		}
 	}
-	st, err := store.Open(cfg.Store.Path, store.Options{LockTimeout: cfg.Store.LockTimeout})
+	st, err := OpenStore(ctx, cfg.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err := registerBuildInfo(deps.Metrics, deps.Version); err != nil {
 		return nil, err
 	}
-	if s.Placement, err = placement.OpenBooks(st); err != nil {
+	if s.Placement, err = placement.OpenBooks(ctx, st); err != nil {
 		return nil, err
 	}
 	// The loop keeps a slot of its own: queued API requests never delay
@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Loop.Load(); err != nil {
+	if err := s.Loop.Load(ctx); err != nil {
 		return nil, err
 	}
 	s.Requests = newRequests(RequestsDeps{
@@ -166,8 +166,14 @@ func (s *Service) Start(ctx context.Context, addr net.Addr) (wait func(), err er
 	if err != nil {
 		return nil, err
 	}
+	if s.Store.Shared() {
+		campaign = s.sharedRoles(addr, campaign)
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { campaign(ctx, lead) })
+	if s.Store.Shared() {
+		wg.Go(func() { s.refreshEvery(ctx, s.Config.Store.Database.RefreshInterval) })
+	}
 	if s.syncer != nil {
 		wg.Go(func() { s.syncer.Run(ctx) })
 	}

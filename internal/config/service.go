@@ -306,6 +306,10 @@ type Store struct {
 	LockTimeout time.Duration `yaml:"lockTimeout"`
 	// Retention limits what the store keeps.
 	Retention Retention `yaml:"retention"`
+	// Database, when its driver is set, keeps the store in a shared
+	// PostgreSQL or MariaDB database instead of the file at path, so that
+	// several replicas serve, and take over, with one history.
+	Database Database `yaml:"database"`
 }
 
 // Retention limits history by count and age. The current and the
@@ -331,6 +335,7 @@ type Retention struct {
 func DefaultStore() Store {
 	return Store{
 		LockTimeout: 10 * time.Second,
+		Database:    DefaultDatabase(),
 		Retention: Retention{
 			Snapshots: 100, SnapshotAge: 720 * time.Hour,
 			Results: 1000, ResultAge: 24 * time.Hour, ResultBytes: 256 << 20, Runs: 1000,
@@ -359,5 +364,6 @@ func (s *Store) Validate() error {
 	if s.Retention.ResultAge < 0 {
 		errs = append(errs, Errorf("retention.resultAge", "must not be negative"))
 	}
+	errs = append(errs, PrefixFields("database", s.Database.Validate()))
 	return errors.Join(errs...)
 }

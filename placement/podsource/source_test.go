@@ -193,7 +193,7 @@ func TestRecordsFromAPIServer(t *testing.T) {
 	if err := syncer.SyncOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	v, err := store.View()
+	v, err := store.View(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func TestRecordsFromSlurm(t *testing.T) {
 		if err := syncer.SyncOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
-		v, err := store.View()
+		v, err := store.View(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

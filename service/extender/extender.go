@@ -26,8 +26,8 @@ import (
 // Planner is what the extender asks of the service: placements and
 // occupancy with held records (service.Placer).
 type Planner interface {
-	PlaceWith(req placement.Request, cfg placement.Config, opts service.PlaceOptions) (*placement.Result, service.Occupancy, error)
-	OccupiedHeld(held service.Held, extra ...string) (service.Occupancy, error)
+	PlaceWith(ctx context.Context, req placement.Request, cfg placement.Config, opts service.PlaceOptions) (*placement.Result, service.Occupancy, error)
+	OccupiedHeld(ctx context.Context, held service.Held, extra ...string) (service.Occupancy, error)
 	Standings(o service.Occupancy, cfg placement.Config) (*placement.Standings, error)
 	NodeCount() int
 }
@@ -53,6 +53,18 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives decisions; discarded if nil.
 	Logger *slog.Logger
+	// Shared, when set, keeps the holds where every replica reads them
+	// (the service's shared store), so that the filter calls of one
+	// gang's pods get one node set whichever replica answers; nil keeps
+	// them in this process.
+	Shared HoldStore
+}
+
+// HoldStore keeps the held gangs of all replicas (store.Store with a
+// database): fn gets every hold, encoded, and returns them as they are
+// to be, in one transaction.
+type HoldStore interface {
+	UpdateHolds(ctx context.Context, fn func(map[string][]byte) (map[string][]byte, error)) error
 }
 
 // Extender answers kube-scheduler's extender calls. Safe for concurrent
@@ -120,7 +132,10 @@ func (e *Extender) readPod(ctx context.Context, p *Pod) (job, bool, error) {
 		case ok:
 			j.size = n
 		case group != "" && e.opts.Gangs != nil:
-			if j.size = e.heldSize(j.gang); j.size > 0 {
+			if j.size, err = e.heldSize(ctx, j.gang); err != nil || j.size > 0 {
+				if err != nil {
+					return j, false, err
+				}
 				break // known since its first pod
 			}
 			if j.size, err = e.opts.Gangs.Size(ctx, pod.Namespace, group); err != nil {
@@ -142,13 +157,15 @@ func (e *Extender) readPod(ctx context.Context, p *Pod) (job, bool, error) {
 }
 
 // heldSize is the pod count of a held gang; 0 if it is not held.
-func (e *Extender) heldSize(gang string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if h := e.held.byKey[gang]; h != nil {
-		return h.size
-	}
-	return 0
+func (e *Extender) heldSize(ctx context.Context, gang string) (int, error) {
+	n := 0
+	err := e.withHolds(ctx, func(hs *holds) error {
+		if h := hs.byKey[gang]; h != nil {
+			n = h.size
+		}
+		return nil
+	})
+	return n, err
 }
 
 // request is the placement request of a job: its whole gang, a pod per
@@ -231,7 +248,7 @@ func (e *Extender) Prioritize(ctx context.Context, a *Args) ([]HostPriority, err
 		}
 		return out, nil
 	}
-	o, err := e.occupied(j.account)
+	o, err := e.occupied(ctx, j.account)
 	if err != nil {
 		return out, err
 	}
@@ -253,39 +270,46 @@ func fitScore(occ placement.Occupancy, known bool, gpus int) int64 {
 	return max(1, MaxScore-int64((slack*MaxScore+occ.GPUs-1)/occ.GPUs))
 }
 
-// occupied is the ledger's occupancy plus every hold, in one pass.
-func (e *Extender) occupied(extra ...string) (service.Occupancy, error) {
-	return e.opts.Planner.OccupiedHeld(e.heldExcept(""), extra...)
-}
-
-// heldExcept returns the records of every hold but except's, computed
-// from the ledger the occupancy is built on (holds whose pods are all
-// bound there are released).
-func (e *Extender) heldExcept(except string) service.Held {
-	return func(ledger []placement.Record, at time.Time) []placement.Record {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.held.records(ledger, except, at)
-	}
+// occupied is the ledger's occupancy plus every hold, in one pass
+// (holds whose pods are all bound in that ledger are released).
+func (e *Extender) occupied(ctx context.Context, extra ...string) (service.Occupancy, error) {
+	var o service.Occupancy
+	err := e.withHolds(ctx, func(hs *holds) error {
+		var err error
+		o, err = e.opts.Planner.OccupiedHeld(ctx, func(ledger []placement.Record, at time.Time) []placement.Record {
+			return hs.records(ledger, "", at)
+		}, extra...)
+		return err
+	})
+	return o, err
 }
 
 // holdFor returns the hold of j's gang, placing the gang on names (the
 // nodes the scheduler's own filters left) at its first pod.
-func (e *Extender) holdFor(_ context.Context, j job, names []string) (*hold, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Extender) holdFor(ctx context.Context, j job, names []string) (*hold, error) {
+	var out *hold
+	err := e.withHolds(ctx, func(hs *holds) error {
+		var err error
+		out, err = e.holdIn(ctx, hs, j, names)
+		return err
+	})
+	return out, err
+}
+
+// holdIn is holdFor on the holds hs.
+func (e *Extender) holdIn(ctx context.Context, hs *holds, j job, names []string) (*hold, error) {
 	now := e.opts.Now()
-	if h := e.held.get(j.gang, now); h != nil {
+	if h := hs.get(j.gang, now); h != nil {
 		if j.uid != "" {
 			h.members[j.uid] = true
 		}
 		return h, nil
 	}
-	held := func(ledger []placement.Record, at time.Time) []placement.Record { // e.mu is held
-		return e.held.records(ledger, j.gang, at)
+	held := func(ledger []placement.Record, at time.Time) []placement.Record {
+		return hs.records(ledger, j.gang, at)
 	}
 	req := j.request()
-	res, _, err := e.opts.Planner.PlaceWith(req, e.opts.Placement, service.PlaceOptions{Held: held, Only: names})
+	res, _, err := e.opts.Planner.PlaceWith(ctx, req, e.opts.Placement, service.PlaceOptions{Held: held, Only: names})
 	if err != nil {
 		return nil, fmt.Errorf("gang %s (%d pods × %d GPUs, account %s): %w", j.gang, j.size, j.gpus, j.account, err)
 	}
@@ -298,7 +322,7 @@ func (e *Extender) holdFor(_ context.Context, j job, names []string) (*hold, err
 	if j.uid != "" {
 		h.members[j.uid] = true
 	}
-	if dropped := e.held.put(h, now); dropped != "" {
+	if dropped := hs.put(h, now); dropped != "" {
 		e.log.Warn("extender: too many gangs held; dropped the least recently used", "dropped", dropped, "maxHeld", e.opts.Config.MaxHeld)
 	}
 	e.log.Info("extender: gang placed and held", "gang", j.gang, "account", j.account, "pods", j.size, "gpusPerPod", j.gpus,

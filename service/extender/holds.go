@@ -1,6 +1,9 @@
 package extender
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/toposcope/toposcope/placement"
@@ -135,4 +138,67 @@ func boundPods(recs []placement.Record, now time.Time) map[string]*placement.Rec
 		}
 	}
 	return out
+}
+
+// withHolds runs fn on the holds: this process's own, or, with a shared
+// store, all replicas' read and written back in one transaction. Calls
+// of this process take turns (e.mu), so that a call holds at most one
+// of the store's connections.
+func (e *Extender) withHolds(ctx context.Context, fn func(*holds) error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.opts.Shared == nil {
+		return fn(e.held)
+	}
+	return e.opts.Shared.UpdateHolds(ctx, func(cur map[string][]byte) (map[string][]byte, error) {
+		hs := newHolds(e.held.ttl, e.held.max)
+		for k, data := range cur {
+			h, err := decodeHold(k, data)
+			if err != nil {
+				e.log.Warn("extender: a stored hold cannot be read; dropped", "gang", k, "err", err)
+				continue
+			}
+			hs.byKey[k] = h
+		}
+		if err := fn(hs); err != nil {
+			return nil, err
+		}
+		next := make(map[string][]byte, len(hs.byKey))
+		for k, h := range hs.byKey {
+			data, err := json.Marshal(storedHold{Account: h.account, Size: h.size, PodGPUs: h.podGPUs, Nodes: h.nodes,
+				Members: h.members, Group: h.group, Used: h.used, Expires: h.expires})
+			if err != nil {
+				return nil, fmt.Errorf("encode hold %s: %w", k, err)
+			}
+			next[k] = data
+		}
+		return next, nil
+	})
+}
+
+// storedHold is a hold as the shared store keeps it.
+type storedHold struct {
+	Account string          `json:"account"`
+	Size    int             `json:"size"`
+	PodGPUs int             `json:"podGPUs"`
+	Nodes   map[string]int  `json:"nodes"`
+	Members map[string]bool `json:"members,omitempty"`
+	Group   string          `json:"group,omitempty"`
+	Used    time.Time       `json:"used"`
+	Expires time.Time       `json:"expires"`
+}
+
+func decodeHold(key string, data []byte) (*hold, error) {
+	var s storedHold
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if s.Size < 1 || len(s.Nodes) == 0 {
+		return nil, fmt.Errorf("hold of %d pods on %d nodes", s.Size, len(s.Nodes))
+	}
+	if s.Members == nil {
+		s.Members = map[string]bool{}
+	}
+	return &hold{key: key, account: s.Account, size: s.Size, podGPUs: s.PodGPUs, nodes: s.Nodes, members: s.Members,
+		group: s.Group, used: s.Used, expires: s.Expires}, nil
 }

@@ -37,7 +37,7 @@ func (e *Extender) Preempt(ctx context.Context, a *PreemptionArgs) (*PreemptionR
 		}
 		return out, nil
 	}
-	o, err := e.occupied(j.account)
+	o, err := e.occupied(ctx, j.account)
 	if err != nil {
 		return nil, err
 	}

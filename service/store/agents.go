@@ -2,13 +2,10 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/providers"
@@ -47,18 +44,11 @@ func (r AgentRetention) Validate() error {
 }
 
 // PutAgentReport stores r as the latest report of r.Facts.Node.
-func (s *Store) PutAgentReport(r AgentReport) error {
+func (s *Store) PutAgentReport(ctx context.Context, r AgentReport) error {
 	if r.Facts.Node == "" {
 		return errors.New("put agent report: empty node name")
 	}
-	err := s.update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bAgents)
-		if err != nil {
-			return fmt.Errorf("bucket %s: %w", bAgents, err)
-		}
-		return putJSON(b, []byte(r.Facts.Node), r)
-	})
-	if err != nil {
+	if err := s.update(ctx, func(tx txn) error { return putJSON(tx, bAgents, []byte(r.Facts.Node), r) }); err != nil {
 		return fmt.Errorf("put agent report %s: %w", r.Facts.Node, err)
 	}
 	return nil
@@ -66,16 +56,9 @@ func (s *Store) PutAgentReport(r AgentReport) error {
 
 // AgentReport returns the latest report of node; the error wraps
 // ErrNotFound when there is none.
-func (s *Store) AgentReport(node string) (AgentReport, error) {
+func (s *Store) AgentReport(ctx context.Context, node string) (AgentReport, error) {
 	var r AgentReport
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bAgents)
-		if b == nil {
-			return ErrNotFound
-		}
-		return getJSON(b, []byte(node), &r)
-	})
-	if err != nil {
+	if err := s.view(ctx, func(tx txn) error { return getJSON(tx, bAgents, []byte(node), &r) }); err != nil {
 		return AgentReport{}, fmt.Errorf("agent report %s: %w", node, err)
 	}
 	return r, nil
@@ -84,21 +67,10 @@ func (s *Store) AgentReport(node string) (AgentReport, error) {
 // AgentReports lists the latest report of every node, by node name; it
 // implements providers.AgentReports.
 func (s *Store) AgentReports(ctx context.Context) ([]AgentReport, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("agent reports: %w", err)
-	}
 	var out []AgentReport
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bAgents)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			var r AgentReport
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("node %s: %w", k, err)
-			}
-			out = append(out, r)
+	err := s.view(ctx, func(tx txn) error {
+		return scanJSON(tx, bAgents, span{}, "node", strName, func(_ []byte, r *AgentReport) error {
+			out = append(out, *r)
 			return nil
 		})
 	})
@@ -110,13 +82,16 @@ func (s *Store) AgentReports(ctx context.Context) ([]AgentReport, error) {
 
 // DeleteAgentReport deletes the report of node; the error wraps
 // ErrNotFound when there is none.
-func (s *Store) DeleteAgentReport(node string) error {
-	err := s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bAgents)
-		if b == nil || b.Get([]byte(node)) == nil {
+func (s *Store) DeleteAgentReport(ctx context.Context, node string) error {
+	err := s.update(ctx, func(tx txn) error {
+		v, err := tx.get(bAgents, []byte(node))
+		if err != nil {
+			return err
+		}
+		if v == nil {
 			return ErrNotFound
 		}
-		return b.Delete([]byte(node))
+		return tx.del(bAgents, []byte(node))
 	})
 	if err != nil {
 		return fmt.Errorf("delete agent report %s: %w", node, err)
@@ -127,36 +102,25 @@ func (s *Store) DeleteAgentReport(node string) error {
 // AgentReportsPage lists at most limit reports, by node name, of the
 // nodes named after after ("" for the first page). next is the last
 // node listed when more follow (the next page's after), else "".
-func (s *Store) AgentReportsPage(after string, limit int) (page []AgentReport, next string, err error) {
+func (s *Store) AgentReportsPage(ctx context.Context, after string, limit int) (page []AgentReport, next string, err error) {
 	if limit < 1 {
 		return nil, "", fmt.Errorf("agent reports: limit %d: must be positive", limit)
 	}
-	err = s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bAgents)
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		k, v := c.First()
-		if after != "" {
-			k, v = c.Seek([]byte(after))
-			if k != nil && string(k) == after {
-				k, v = c.Next()
-			}
-		}
-		for ; k != nil; k, v = c.Next() {
+	sp := span{limit: limit + 1}
+	if after != "" {
+		sp.past = []byte(after)
+	}
+	err = s.view(ctx, func(tx txn) error {
+		page, next = nil, ""
+		return scanJSON(tx, bAgents, sp, "node", strName, func(k []byte, r *AgentReport) error {
 			if len(page) == limit {
 				next = page[len(page)-1].Facts.Node
-				return nil
-			}
-			var r AgentReport
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("node %s: %w", k, err)
+				return errStop
 			}
 			r.Facts.Node = string(k)
-			page = append(page, r)
-		}
-		return nil
+			page = append(page, *r)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("agent reports: %w", err)
@@ -167,23 +131,16 @@ func (s *Store) AgentReportsPage(after string, limit int) (page []AgentReport, n
 // PruneAgentReports applies r as of now: it deletes the reports received
 // more than r.MaxAge ago and, beyond r.MaxReports, the oldest. It returns
 // how many it deleted.
-func (s *Store) PruneAgentReports(now time.Time, r AgentRetention) (int, error) {
+func (s *Store) PruneAgentReports(ctx context.Context, now time.Time, r AgentRetention) (int, error) {
 	type rec struct {
 		node string
 		at   time.Time
 	}
 	n := 0
-	err := s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bAgents)
-		if b == nil {
-			return nil
-		}
+	err := s.update(ctx, func(tx txn) error {
+		n = 0
 		var all []rec
-		if err := b.ForEach(func(k, v []byte) error {
-			var ar AgentReport
-			if err := json.Unmarshal(v, &ar); err != nil {
-				return fmt.Errorf("node %s: %w", k, err)
-			}
+		if err := scanJSON(tx, bAgents, span{}, "node", strName, func(k []byte, ar *AgentReport) error {
 			all = append(all, rec{string(k), ar.ReceivedAt})
 			return nil
 		}); err != nil {
@@ -196,7 +153,7 @@ func (s *Store) PruneAgentReports(now time.Time, r AgentRetention) (int, error) 
 			if !tooMany && !tooOld {
 				break // sorted by age: the rest is newer
 			}
-			if err := b.Delete([]byte(x.node)); err != nil {
+			if err := tx.del(bAgents, []byte(x.node)); err != nil {
 				return fmt.Errorf("delete node %s: %w", x.node, err)
 			}
 			n++

@@ -19,13 +19,13 @@ func TestAgentReports(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
-	if _, err := s.AgentReport("gpu-1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.AgentReport(t.Context(), "gpu-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("AgentReport on an empty store = %v, want ErrNotFound", err)
 	}
 	if list, err := s.AgentReports(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("AgentReports on an empty store = %v, %v", list, err)
 	}
-	if err := s.PutAgentReport(store.AgentReport{}); err == nil {
+	if err := s.PutAgentReport(t.Context(), store.AgentReport{}); err == nil {
 		t.Fatal("PutAgentReport with no node name succeeded")
 	}
 	for i, n := range []string{"gpu-3", "gpu-1", "gpu-2"} {
@@ -33,15 +33,15 @@ func TestAgentReports(t *testing.T) {
 			Facts:      providers.NodeFacts{Node: n, GPUs: 4, Clique: "c.1", HCAs: []providers.HCA{{Name: "mlx5_0", NodeGUID: "0c42a10300a1b2c3"}}},
 			ReceivedAt: t0.Add(time.Duration(i) * time.Hour),
 		}
-		if err := s.PutAgentReport(r); err != nil {
+		if err := s.PutAgentReport(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A newer report replaces the node's old one.
-	if err := s.PutAgentReport(store.AgentReport{Facts: providers.NodeFacts{Node: "gpu-3", GPUs: 8}, ReceivedAt: t0.Add(3 * time.Hour)}); err != nil {
+	if err := s.PutAgentReport(t.Context(), store.AgentReport{Facts: providers.NodeFacts{Node: "gpu-3", GPUs: 8}, ReceivedAt: t0.Add(3 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.AgentReport("gpu-3")
+	got, err := s.AgentReport(t.Context(), "gpu-3")
 	if err != nil || got.Facts.GPUs != 8 || !got.ReceivedAt.Equal(t0.Add(3*time.Hour)) || got.Facts.Clique != "" {
 		t.Fatalf("AgentReport(gpu-3) = %+v, %v; want the replacing report", got, err)
 	}
@@ -71,17 +71,17 @@ func TestAgentReports(t *testing.T) {
 	}
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
-	if _, err := s.AgentReport("gpu-2"); err != nil {
+	if _, err := s.AgentReport(t.Context(), "gpu-2"); err != nil {
 		t.Fatalf("after reopen: %v", err)
 	}
 
 	// Received: gpu-1 at t0+1h, gpu-2 at t0+2h, gpu-3 (replaced) at t0+3h.
 	now := t0.Add(4 * time.Hour)
-	n, err := s.PruneAgentReports(now, store.AgentRetention{MaxAge: 150 * time.Minute, MaxReports: 10})
+	n, err := s.PruneAgentReports(t.Context(), now, store.AgentRetention{MaxAge: 150 * time.Minute, MaxReports: 10})
 	if err != nil || n != 1 {
 		t.Fatalf("prune by age deleted %d, %v; want 1 (gpu-1, 3h old)", n, err)
 	}
-	n, err = s.PruneAgentReports(now, store.AgentRetention{MaxReports: 1})
+	n, err = s.PruneAgentReports(t.Context(), now, store.AgentRetention{MaxReports: 1})
 	if err != nil || n != 1 {
 		t.Fatalf("prune by count deleted %d, %v; want 1", n, err)
 	}

@@ -13,7 +13,7 @@ import (
 // file system cannot be made without privileges, so the error is made.)
 func TestFullNamesTheFile(t *testing.T) {
 	t.Parallel()
-	s := &Store{path: "/var/lib/toposcope/toposcope.db"}
+	s := &boltBackend{path: "/var/lib/toposcope/toposcope.db"}
 	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT} {
 		err := s.full(&os.PathError{Op: "write", Path: s.path, Err: errno})
 		if !errors.Is(err, ErrFull) || !errors.Is(err, errno) || !strings.Contains(err.Error(), s.path) {

@@ -110,7 +110,7 @@ func TestCorruptSnapshotHint(t *testing.T) {
 	s := open(t, path)
 	_, j := graph(t, "n1", "n2")
 	snap := &store.Snapshot{CreatedAt: time.Now(), Status: store.StatusAccepted}
-	if err := s.AddSnapshot(snap, j, nil, nil); err != nil {
+	if err := s.AddSnapshot(t.Context(), snap, j, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -130,13 +130,13 @@ func TestCorruptSnapshotHint(t *testing.T) {
 	}
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
-	if _, err := s.Graph(snap.ID); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "aside") {
+	if _, err := s.Graph(t.Context(), snap.ID); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "aside") {
 		t.Errorf("Graph = %v, want ErrCorrupt with the hint", err)
 	}
-	if _, err := s.Snapshot(snap.ID); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), path+" aside") {
+	if _, err := s.Snapshot(t.Context(), snap.ID); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), path+" aside") {
 		t.Errorf("Snapshot = %v, want ErrCorrupt with the hint", err)
 	}
-	if _, err := s.Snapshot(snap.ID + 1); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrCorrupt) {
+	if _, err := s.Snapshot(t.Context(), snap.ID+1); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrCorrupt) {
 		t.Errorf("Snapshot(absent) = %v, want ErrNotFound only", err)
 	}
 }

@@ -1,11 +1,11 @@
 package store
 
 import (
-	"encoding/binary"
-	"encoding/json"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/toposcope/toposcope/placement"
 )
@@ -19,13 +19,12 @@ var (
 )
 
 // SavePlacementBudgets implements placement.Persister.
-func (s *Store) SavePlacementBudgets(b *placement.Budgets) error {
-	err := s.update(func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists(bPlacement)
-		if err != nil {
+func (s *Store) SavePlacementBudgets(ctx context.Context, b *placement.Budgets) error {
+	err := s.update(ctx, func(tx txn) error {
+		if _, err := tx.nextSeq(bPlacement); err != nil {
 			return err
 		}
-		return putJSON(bk, kBudgets, b)
+		return putJSON(tx, bPlacement, kBudgets, b)
 	})
 	if err != nil {
 		return fmt.Errorf("save budgets: %w", err)
@@ -34,19 +33,25 @@ func (s *Store) SavePlacementBudgets(b *placement.Budgets) error {
 }
 
 // AppendPlacementRecords implements placement.Persister: one
-// transaction, so all records are stored or none.
-func (s *Store) AppendPlacementRecords(recs []placement.Record) error {
-	err := s.update(func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists(bLedger)
-		if err != nil {
+// transaction, so all records are stored or none. A record a ledger
+// source saw finish is stored under its source and workload, so that the
+// replicas that each sync the source store it once; others get the next
+// sequence number.
+func (s *Store) AppendPlacementRecords(ctx context.Context, recs []placement.Record) error {
+	err := s.update(ctx, func(tx txn) error {
+		if _, err := tx.nextSeq(bPlacement); err != nil {
 			return err
 		}
 		for i := range recs {
-			seq, err := bk.NextSequence()
-			if err != nil {
-				return err
+			k := sourceKey(&recs[i])
+			if k == nil {
+				seq, err := tx.nextSeq(bLedger)
+				if err != nil {
+					return err
+				}
+				k = key(seq)
 			}
-			if err := putJSON(bk, binary.BigEndian.AppendUint64(nil, seq), &recs[i]); err != nil {
+			if err := putJSON(tx, bLedger, k, &recs[i]); err != nil {
 				return err
 			}
 		}
@@ -60,27 +65,20 @@ func (s *Store) AppendPlacementRecords(recs []placement.Record) error {
 
 // DeletePlacementRecords implements placement.Persister: one
 // transaction, so all the workloads' records go or none.
-func (s *Store) DeletePlacementRecords(workloads []string) (int, error) {
+func (s *Store) DeletePlacementRecords(ctx context.Context, workloads []string) (int, error) {
 	drop := make(map[string]bool, len(workloads))
 	for _, w := range workloads {
 		drop[w] = true
 	}
 	n := 0
-	err := s.update(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(bLedger)
-		if bk == nil {
-			return nil
+	err := s.update(ctx, func(tx txn) error {
+		type workload struct {
+			Workload string `json:"workload"`
 		}
 		var keys [][]byte
-		err := bk.ForEach(func(k, v []byte) error {
-			var r struct {
-				Workload string `json:"workload"`
-			}
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("ledger record %d: %w", binary.BigEndian.Uint64(k), err)
-			}
+		err := scanJSON(tx, bLedger, span{}, "ledger record", ledgerName, func(k []byte, r *workload) error {
 			if drop[r.Workload] {
-				keys = append(keys, append([]byte(nil), k...))
+				keys = append(keys, bytes.Clone(k))
 			}
 			return nil
 		})
@@ -88,9 +86,12 @@ func (s *Store) DeletePlacementRecords(workloads []string) (int, error) {
 			return err
 		}
 		for _, k := range keys {
-			if err := bk.Delete(k); err != nil {
+			if err := tx.del(bLedger, k); err != nil {
 				return err
 			}
+		}
+		if _, err := tx.nextSeq(bPlacement); err != nil {
+			return err
 		}
 		n = len(keys)
 		return nil
@@ -102,29 +103,25 @@ func (s *Store) DeletePlacementRecords(workloads []string) (int, error) {
 }
 
 // LoadPlacement implements placement.Persister.
-func (s *Store) LoadPlacement() (*placement.Budgets, []placement.Record, error) {
+func (s *Store) LoadPlacement(ctx context.Context) (*placement.Budgets, []placement.Record, error) {
 	var b *placement.Budgets
 	var recs []placement.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if bk := tx.Bucket(bPlacement); bk != nil {
-			if data := bk.Get(kBudgets); data != nil {
-				b = &placement.Budgets{}
-				if err := json.Unmarshal(data, b); err != nil {
-					return fmt.Errorf("budgets: %w", err)
-				}
-			}
+	err := s.view(ctx, func(tx txn) error {
+		b, recs = nil, nil
+		var sb placement.Budgets
+		switch err := getJSON(tx, bPlacement, kBudgets, &sb); {
+		case err == nil:
+			b = &sb
+		case !errors.Is(err, ErrNotFound):
+			return fmt.Errorf("budgets: %w", err)
 		}
-		bk := tx.Bucket(bLedger)
-		if bk == nil {
-			return nil
+		n, err := tx.count(bLedger)
+		if err != nil {
+			return err
 		}
-		recs = make([]placement.Record, 0, bk.Stats().KeyN)
-		return bk.ForEach(func(k, v []byte) error {
-			var r placement.Record
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("ledger record %d: %w", binary.BigEndian.Uint64(k), err)
-			}
-			recs = append(recs, r)
+		recs = make([]placement.Record, 0, n)
+		return scanJSON(tx, bLedger, span{}, "ledger record", ledgerName, func(_ []byte, r *placement.Record) error {
+			recs = append(recs, *r)
 			return nil
 		})
 	})
@@ -132,4 +129,37 @@ func (s *Store) LoadPlacement() (*placement.Budgets, []placement.Record, error) 
 		return nil, nil, fmt.Errorf("load placement: %w", err)
 	}
 	return b, recs, nil
+}
+
+// PlacementVersion implements placement.Versioned: a number that every
+// change of the budgets or the ledger, by any replica, makes grow.
+func (s *Store) PlacementVersion(ctx context.Context) (uint64, error) {
+	var v uint64
+	err := s.view(ctx, func(tx txn) (err error) {
+		v, err = tx.seq(bPlacement)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("placement version: %w", err)
+	}
+	return v, nil
+}
+
+// sourceKey is the ledger key of a source's record: 0xff and a digest
+// of its source and workload (after every sequence key); nil for a
+// record no source gave.
+func sourceKey(r *placement.Record) []byte {
+	if r.Source == "" {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(r.Source + "\x00" + r.Workload))
+	return append([]byte{0xff}, sum[:16]...)
+}
+
+// ledgerName names a ledger key in an error.
+func ledgerName(k []byte) string {
+	if len(k) == 8 {
+		return idName(k)
+	}
+	return fmt.Sprintf("%x", k)
 }

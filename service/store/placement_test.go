@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -15,15 +16,15 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
 	s := open(t, path)
-	ps, err := placement.OpenBooks(s)
+	ps, err := placement.OpenBooks(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := ps.View("a"); err != nil || len(v.Records) != 0 || v.Tree.Leaves() != 1 {
+	if v, err := ps.View(context.Background(), "a"); err != nil || len(v.Records) != 0 || v.Tree.Leaves() != 1 {
 		t.Fatalf("empty store: %v records, err %v", v.Records, err)
 	}
 	b := &placement.Budgets{Accounts: []placement.AccountSpec{{Name: "org", Children: []placement.AccountSpec{{Name: "a", Shares: placement.Shares(3)}, {Name: "b"}}}}}
-	if err := ps.SetBudgets(b); err != nil {
+	if err := ps.SetBudgets(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -31,13 +32,13 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 		{Account: "a", Workload: "w1", GPUs: 8, Nodes: []string{"gpu001"}, Start: start, MinRuntime: time.Hour, Allocated: true},
 		{Account: "b", Workload: "w2", GPUs: 16, Start: start, End: start.Add(2 * time.Hour)},
 	}
-	if err := ps.Append(recs); err != nil {
+	if err := ps.Append(t.Context(), recs); err != nil {
 		t.Fatal(err)
 	}
-	if err := ps.Append([]placement.Record{{Account: "a", Workload: "ok", GPUs: 1, Start: start}, {Account: "", GPUs: -1}}); err == nil {
+	if err := ps.Append(t.Context(), []placement.Record{{Account: "a", Workload: "ok", GPUs: 1, Start: start}, {Account: "", GPUs: -1}}); err == nil {
 		t.Fatal("an invalid record was accepted")
 	}
-	if err := ps.Append(recs[:1]); err != nil {
+	if err := ps.Append(t.Context(), recs[:1]); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -46,11 +47,11 @@ func TestPlacementSurvivesRestart(t *testing.T) {
 
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
-	again, err := placement.OpenBooks(s)
+	again, err := placement.OpenBooks(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := again.View()
+	v, err := again.View(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,22 +72,22 @@ func TestPlacementDeleteSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
 	s := open(t, path)
-	ps, err := placement.OpenBooks(s)
+	ps, err := placement.OpenBooks(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	if err := ps.Append([]placement.Record{
+	if err := ps.Append(t.Context(), []placement.Record{
 		{Account: "a", Workload: "bad", GPUs: 8, Nodes: []string{"gone001"}, Start: start},
 		{Account: "a", Workload: "keep", GPUs: 8, Start: start},
 		{Account: "a", Workload: "bad", GPUs: 4, Start: start},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := ps.Delete("bad"); err != nil || n != 2 {
+	if n, err := ps.Delete(t.Context(), "bad"); err != nil || n != 2 {
 		t.Fatalf("Delete = %d, %v; want 2", n, err)
 	}
-	if _, err := ps.Delete("bad"); !errors.Is(err, placement.ErrNoRecord) {
+	if _, err := ps.Delete(t.Context(), "bad"); !errors.Is(err, placement.ErrNoRecord) {
 		t.Fatalf("second Delete = %v, want ErrNoRecord", err)
 	}
 	if err := s.Close(); err != nil {
@@ -94,11 +95,11 @@ func TestPlacementDeleteSurvivesRestart(t *testing.T) {
 	}
 	s = open(t, path)
 	defer func() { _ = s.Close() }()
-	again, err := placement.OpenBooks(s)
+	again, err := placement.OpenBooks(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := again.View()
+	v, err := again.View(context.Background())
 	if err != nil || len(v.Records) != 1 || v.Records[0].Workload != "keep" {
 		t.Fatalf("records after restart: %+v, %v", v.Records, err)
 	}

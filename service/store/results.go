@@ -2,11 +2,10 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // State is where an API request is.
@@ -50,15 +49,15 @@ type Result struct {
 
 // PutResult stores r and, when body is not nil, its body, replacing what
 // was stored under r.ID.
-func (s *Store) PutResult(r *Result, body []byte) error {
-	err := s.update(func(tx *bolt.Tx) error {
-		if err := putJSON(tx.Bucket(bResults), []byte(r.ID), r); err != nil {
+func (s *Store) PutResult(ctx context.Context, r *Result, body []byte) error {
+	err := s.update(ctx, func(tx txn) error {
+		if err := putJSON(tx, bResults, []byte(r.ID), r); err != nil {
 			return err
 		}
 		if body != nil {
-			return tx.Bucket(bBodies).Put([]byte(r.ID), body)
+			return tx.put(bBodies, []byte(r.ID), body)
 		}
-		return tx.Bucket(bBodies).Delete([]byte(r.ID))
+		return tx.del(bBodies, []byte(r.ID))
 	})
 	if err != nil {
 		return fmt.Errorf("store result %s: %w", r.ID, err)
@@ -67,19 +66,20 @@ func (s *Store) PutResult(r *Result, body []byte) error {
 }
 
 // Result returns the request id and its body (nil unless done).
-func (s *Store) Result(id string) (*Result, []byte, error) {
+func (s *Store) Result(ctx context.Context, id string) (*Result, []byte, error) {
 	var (
 		r    Result
 		body []byte
 	)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if err := getJSON(tx.Bucket(bResults), []byte(id), &r); err != nil {
+	err := s.view(ctx, func(tx txn) error {
+		if err := getJSON(tx, bResults, []byte(id), &r); err != nil {
 			return err
 		}
-		if v := tx.Bucket(bBodies).Get([]byte(id)); v != nil {
+		v, err := tx.get(bBodies, []byte(id))
+		if v != nil {
 			body = bytes.Clone(v)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("request %s: %w", id, err)
@@ -88,16 +88,12 @@ func (s *Store) Result(id string) (*Result, []byte, error) {
 }
 
 // PendingResults returns every request still pending, as after a restart.
-func (s *Store) PendingResults() ([]Result, error) {
+func (s *Store) PendingResults(ctx context.Context) ([]Result, error) {
 	var out []Result
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bResults).ForEach(func(k, v []byte) error {
-			var r Result
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("request %s: %w", k, err)
-			}
+	err := s.view(ctx, func(tx txn) error {
+		return scanJSON(tx, bResults, span{}, "request", strName, func(_ []byte, r *Result) error {
 			if r.State == StatePending {
-				out = append(out, r)
+				out = append(out, *r)
 			}
 			return nil
 		})

@@ -1,12 +1,11 @@
 package store
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/toposcope/toposcope/internal/config"
 )
@@ -22,9 +21,10 @@ type Pruned struct {
 // snapshots (with their graphs and diffs) beyond the count or the age,
 // except the current and the pending one; the oldest finished results
 // likewise (pending ones are kept); and the oldest runs beyond the count.
-func (s *Store) Prune(now time.Time, r config.Retention) (Pruned, error) {
+func (s *Store) Prune(ctx context.Context, now time.Time, r config.Retention) (Pruned, error) {
 	var p Pruned
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx txn) error {
+		p = Pruned{}
 		var err error
 		if p.Snapshots, err = pruneSnapshots(tx, now, r); err != nil {
 			return err
@@ -32,40 +32,45 @@ func (s *Store) Prune(now time.Time, r config.Retention) (Pruned, error) {
 		if p.Results, err = pruneResults(tx, now, r); err != nil {
 			return err
 		}
-		p.Runs, err = pruneByCount(tx.Bucket(bRuns), r.Runs)
+		p.Runs, err = pruneByCount(tx, bRuns, r.Runs)
 		return err
 	})
 	if err != nil {
-		return p, fmt.Errorf("prune store: %w", err)
+		return Pruned{}, fmt.Errorf("prune store: %w", err)
 	}
 	return p, nil
 }
 
-func pruneSnapshots(tx *bolt.Tx, now time.Time, r config.Retention) (int, error) {
-	keep := map[uint64]bool{metaID(tx, kCurrent): true, metaID(tx, kPending): true}
-	b := tx.Bucket(bSnapshots)
-	total := b.Stats().KeyN
+// pruneSnapshots deletes the oldest snapshots past the count or the age,
+// never the current or the pending one.
+func pruneSnapshots(tx txn, now time.Time, r config.Retention) (int, error) {
+	cur, err1 := metaID(tx, kCurrent)
+	pend, err2 := metaID(tx, kPending)
+	total, err3 := tx.count(bSnapshots)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return 0, err
+	}
+	keep := map[uint64]bool{cur: true, pend: true}
 	var doomed []uint64
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	err := scanJSON(tx, bSnapshots, span{}, "snapshot", idName, func(k []byte, snap *Snapshot) error {
 		id := idOf(k)
 		if keep[id] {
-			continue
-		}
-		var snap Snapshot
-		if err := json.Unmarshal(v, &snap); err != nil {
-			return 0, fmt.Errorf("snapshot %d: %w", id, err)
+			return nil
 		}
 		tooMany := total-len(doomed) > r.Snapshots
 		tooOld := r.SnapshotAge > 0 && now.Sub(snap.CreatedAt) > r.SnapshotAge
 		if !tooMany && !tooOld {
-			break // IDs grow with time: the rest is newer
+			return errStop // IDs grow with time: the rest is newer
 		}
 		doomed = append(doomed, id)
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	for _, id := range doomed {
 		for _, name := range [][]byte{bSnapshots, bGraphs, bDiffs} {
-			if err := tx.Bucket(name).Delete(key(id)); err != nil {
+			if err := tx.del(name, key(id)); err != nil {
 				return 0, fmt.Errorf("delete snapshot %d: %w", id, err)
 			}
 		}
@@ -73,7 +78,9 @@ func pruneSnapshots(tx *bolt.Tx, now time.Time, r config.Retention) (int, error)
 	return len(doomed), nil
 }
 
-func pruneResults(tx *bolt.Tx, now time.Time, r config.Retention) (int, error) {
+// pruneResults deletes the oldest finished results past the count, the
+// age or the bytes.
+func pruneResults(tx txn, now time.Time, r config.Retention) (int, error) {
 	type fin struct {
 		id    string
 		at    time.Time
@@ -81,11 +88,7 @@ func pruneResults(tx *bolt.Tx, now time.Time, r config.Retention) (int, error) {
 	}
 	var finished []fin
 	var total int64
-	err := tx.Bucket(bResults).ForEach(func(k, v []byte) error {
-		var res Result
-		if err := json.Unmarshal(v, &res); err != nil {
-			return fmt.Errorf("request %s: %w", k, err)
-		}
+	err := scanJSON(tx, bResults, span{}, "request", strName, func(k []byte, res *Result) error {
 		if res.State != StatePending {
 			b := int64(res.Size + len(res.Request))
 			finished = append(finished, fin{string(k), res.FinishedAt, b})
@@ -106,10 +109,7 @@ func pruneResults(tx *bolt.Tx, now time.Time, r config.Retention) (int, error) {
 			break
 		}
 		total -= f.bytes
-		if err := tx.Bucket(bResults).Delete([]byte(f.id)); err != nil {
-			return n, fmt.Errorf("delete request %s: %w", f.id, err)
-		}
-		if err := tx.Bucket(bBodies).Delete([]byte(f.id)); err != nil {
+		if err := errors.Join(tx.del(bResults, []byte(f.id)), tx.del(bBodies, []byte(f.id))); err != nil {
 			return n, fmt.Errorf("delete request %s: %w", f.id, err)
 		}
 		n++
@@ -117,18 +117,25 @@ func pruneResults(tx *bolt.Tx, now time.Time, r config.Retention) (int, error) {
 	return n, nil
 }
 
-func pruneByCount(b *bolt.Bucket, limit int) (int, error) {
-	extra := b.Stats().KeyN - limit
+// pruneByCount deletes the first keys of bucket past limit.
+func pruneByCount(tx txn, bucket []byte, limit int) (int, error) {
+	total, err := tx.count(bucket)
+	if err != nil {
+		return 0, err
+	}
+	extra := total - limit
 	if extra <= 0 {
 		return 0, nil
 	}
 	var doomed [][]byte
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil && len(doomed) < extra; k, _ = c.Next() {
+	if err := tx.scan(bucket, span{limit: extra}, func(k, _ []byte) error {
 		doomed = append(doomed, slices.Clone(k))
+		return nil
+	}); err != nil {
+		return 0, err
 	}
 	for _, k := range doomed {
-		if err := b.Delete(k); err != nil {
+		if err := tx.del(bucket, k); err != nil {
 			return 0, fmt.Errorf("delete %d: %w", idOf(k), err)
 		}
 	}

@@ -1,11 +1,9 @@
 package store
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Outcome is what one discovery run came to.
@@ -62,8 +60,8 @@ type Run struct {
 
 // AddRun stores run (assigning its ID). With clearPending it also drops
 // the pending refusal (the topology recovered).
-func (s *Store) AddRun(run *Run, clearPending bool) error {
-	err := s.update(func(tx *bolt.Tx) error {
+func (s *Store) AddRun(ctx context.Context, run *Run, clearPending bool) error {
+	err := s.update(ctx, func(tx txn) error {
 		if clearPending {
 			if err := setMetaID(tx, kPending, 0); err != nil {
 				return err
@@ -77,29 +75,26 @@ func (s *Store) AddRun(run *Run, clearPending bool) error {
 	return nil
 }
 
-func addRun(tx *bolt.Tx, run *Run) error {
-	b := tx.Bucket(bRuns)
-	id, err := b.NextSequence()
+func addRun(tx txn, run *Run) error {
+	id, err := tx.nextSeq(bRuns)
 	if err != nil {
 		return fmt.Errorf("run id: %w", err)
 	}
 	run.ID = id
-	return putJSON(b, key(id), run)
+	return putJSON(tx, bRuns, key(id), run)
 }
 
 // Runs lists up to limit runs, newest first.
-func (s *Store) Runs(limit int) ([]Run, error) {
+func (s *Store) Runs(ctx context.Context, limit int) ([]Run, error) {
 	var out []Run
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bRuns).Cursor()
-		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
-			var r Run
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("run %d: %w", idOf(k), err)
-			}
-			out = append(out, r)
-		}
-		return nil
+	if limit <= 0 {
+		return nil, nil
+	}
+	err := s.view(ctx, func(tx txn) error {
+		return scanJSON(tx, bRuns, span{reverse: true, limit: limit}, "run", idName, func(_ []byte, r *Run) error {
+			out = append(out, *r)
+			return nil
+		})
 	})
 	return out, err
 }

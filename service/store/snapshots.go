@@ -3,13 +3,12 @@ package store
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/toposcope/toposcope/topology"
 )
@@ -79,14 +78,13 @@ type Snapshot struct {
 // diff, and, in the same transaction, run (assigning its ID, and setting
 // run.Snapshot). An accepted snapshot becomes current and clears the
 // pending one; a refused snapshot becomes pending.
-func (s *Store) AddSnapshot(snap *Snapshot, graphJSON []byte, diff *Diff, run *Run) error {
+func (s *Store) AddSnapshot(ctx context.Context, snap *Snapshot, graphJSON []byte, diff *Diff, run *Run) error {
 	packed, err := gzipBytes(graphJSON)
 	if err != nil {
 		return err
 	}
-	err = s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bSnapshots)
-		id, err := b.NextSequence()
+	err = s.update(ctx, func(tx txn) error {
+		id, err := tx.nextSeq(bSnapshots)
 		if err != nil {
 			return fmt.Errorf("snapshot id: %w", err)
 		}
@@ -94,20 +92,20 @@ func (s *Store) AddSnapshot(snap *Snapshot, graphJSON []byte, diff *Diff, run *R
 		if diff != nil {
 			diff.To = id
 		}
-		if err := putJSON(b, key(id), snap); err != nil {
+		if err := putJSON(tx, bSnapshots, key(id), snap); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bGraphs).Put(key(id), packed); err != nil {
+		if err := tx.put(bGraphs, key(id), packed); err != nil {
 			return fmt.Errorf("store graph: %w", err)
 		}
 		if diff != nil {
-			if err := putJSON(tx.Bucket(bDiffs), key(id), diff); err != nil {
+			if err := putJSON(tx, bDiffs, key(id), diff); err != nil {
 				return err
 			}
 		}
 		switch snap.Status {
 		case StatusAccepted:
-			err = firstErr(setMetaID(tx, kCurrent, id), setMetaID(tx, kPending, 0))
+			err = errors.Join(setMetaID(tx, kCurrent, id), setMetaID(tx, kPending, 0))
 		case StatusRefused:
 			err = setMetaID(tx, kPending, id)
 		}
@@ -128,21 +126,24 @@ func (s *Store) AddSnapshot(snap *Snapshot, graphJSON []byte, diff *Diff, run *R
 
 // AcceptPending makes the pending snapshot id accepted and current, as
 // an operator's accept does. It fails with ErrNotFound or ErrNotPending.
-func (s *Store) AcceptPending(id uint64, at time.Time, by string) (*Snapshot, error) {
+func (s *Store) AcceptPending(ctx context.Context, id uint64, at time.Time, by string) (*Snapshot, error) {
 	var snap Snapshot
-	err := s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bSnapshots)
-		if err := getJSON(b, key(id), &snap); err != nil {
+	err := s.update(ctx, func(tx txn) error {
+		if err := getJSON(tx, bSnapshots, key(id), &snap); err != nil {
 			return fmt.Errorf("snapshot %d: %w", id, err)
 		}
-		if metaID(tx, kPending) != id || snap.Status != StatusRefused {
+		pending, err := metaID(tx, kPending)
+		if err != nil {
+			return err
+		}
+		if pending != id || snap.Status != StatusRefused {
 			return fmt.Errorf("snapshot %d is %s: %w", id, snap.Status, ErrNotPending)
 		}
 		snap.Status, snap.AcceptedAt, snap.AcceptedBy = StatusAccepted, &at, by
-		if err := putJSON(b, key(id), &snap); err != nil {
+		if err := putJSON(tx, bSnapshots, key(id), &snap); err != nil {
 			return err
 		}
-		return firstErr(setMetaID(tx, kCurrent, id), setMetaID(tx, kPending, 0))
+		return errors.Join(setMetaID(tx, kCurrent, id), setMetaID(tx, kPending, 0))
 	})
 	if err != nil {
 		return nil, err
@@ -151,9 +152,9 @@ func (s *Store) AcceptPending(id uint64, at time.Time, by string) (*Snapshot, er
 }
 
 // Snapshot returns the snapshot id.
-func (s *Store) Snapshot(id uint64) (*Snapshot, error) {
+func (s *Store) Snapshot(ctx context.Context, id uint64) (*Snapshot, error) {
 	var snap Snapshot
-	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bSnapshots), key(id), &snap) })
+	err := s.view(ctx, func(tx txn) error { return getJSON(tx, bSnapshots, key(id), &snap) })
 	if err != nil {
 		return nil, s.unreadable(fmt.Sprintf("snapshot %d", id), err)
 	}
@@ -162,48 +163,48 @@ func (s *Store) Snapshot(id uint64) (*Snapshot, error) {
 
 // Heads returns the IDs of the current and the pending snapshot; 0 for
 // none.
-func (s *Store) Heads() (current, pending uint64, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		current, pending = metaID(tx, kCurrent), metaID(tx, kPending)
-		return nil
+func (s *Store) Heads(ctx context.Context) (current, pending uint64, err error) {
+	err = s.view(ctx, func(tx txn) error {
+		var err1, err2 error
+		current, err1 = metaID(tx, kCurrent)
+		pending, err2 = metaID(tx, kPending)
+		return errors.Join(err1, err2)
 	})
 	return current, pending, err
 }
 
 // Snapshots lists up to limit snapshots, newest first, older than before
 // (0: from the newest).
-func (s *Store) Snapshots(limit int, before uint64) ([]Snapshot, error) {
+func (s *Store) Snapshots(ctx context.Context, limit int, before uint64) ([]Snapshot, error) {
 	var out []Snapshot
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bSnapshots).Cursor()
-		var k, v []byte
-		if before == 0 {
-			k, v = c.Last()
-		} else {
-			c.Seek(key(before))
-			k, v = c.Prev()
-		}
-		for ; k != nil && len(out) < limit; k, v = c.Prev() {
-			var snap Snapshot
-			if err := json.Unmarshal(v, &snap); err != nil {
-				return fmt.Errorf("snapshot %d: %w", idOf(k), err)
-			}
-			out = append(out, snap)
-		}
-		return nil
+	sp := span{reverse: true, limit: limit}
+	if before != 0 {
+		sp.past = key(before)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	err := s.view(ctx, func(tx txn) error {
+		return scanJSON(tx, bSnapshots, sp, "snapshot", idName, func(_ []byte, snap *Snapshot) error {
+			out = append(out, *snap)
+			return nil
+		})
 	})
 	return out, err
 }
 
 // Graph loads and rebuilds the graph of snapshot id.
-func (s *Store) Graph(id uint64) (*topology.Graph, error) {
+func (s *Store) Graph(ctx context.Context, id uint64) (*topology.Graph, error) {
 	var packed []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bGraphs).Get(key(id))
+	err := s.view(ctx, func(tx txn) error {
+		v, err := tx.get(bGraphs, key(id))
+		if err != nil {
+			return err
+		}
 		if v == nil {
 			return ErrNotFound
 		}
-		packed = bytes.Clone(v) // v is only valid inside the transaction
+		packed = bytes.Clone(v) // v may be valid only inside the transaction
 		return nil
 	})
 	if err != nil {
@@ -227,13 +228,16 @@ func (s *Store) unreadable(what string, err error) error {
 	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return fmt.Errorf("%s: %w: %w (move %s aside to start afresh)", what, ErrCorrupt, err, s.path)
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w: %w (%s)", what, ErrCorrupt, err, s.corruptHint())
 }
 
 // Diff returns the stored diff of snapshot id against its parent.
-func (s *Store) Diff(id uint64) (*Diff, error) {
+func (s *Store) Diff(ctx context.Context, id uint64) (*Diff, error) {
 	var d Diff
-	err := s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bDiffs), key(id), &d) })
+	err := s.view(ctx, func(tx txn) error { return getJSON(tx, bDiffs, key(id), &d) })
 	if err != nil {
 		return nil, fmt.Errorf("diff of snapshot %d: %w", id, err)
 	}
@@ -255,11 +259,10 @@ func gzipBytes(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+// corruptHint says what to do about a record that cannot be read.
+func (s *Store) corruptHint() string {
+	if _, ok := s.b.(*boltBackend); ok {
+		return "move " + s.Path() + " aside to start afresh"
 	}
-	return nil
+	return "a record in " + s.Path() + " was not written by this toposcope"
 }

@@ -1,9 +1,12 @@
-// Package store is toposcope's embedded, crash-safe persistence (a bbolt
-// file): topology snapshots with their graphs and diffs, the accepted
-// (current) and the refused (pending) snapshot, a log of discovery runs,
-// and the results of API requests. Credentials are never given to it.
+// Package store is toposcope's crash-safe persistence: topology
+// snapshots with their graphs and diffs, the accepted (current) and the
+// refused (pending) snapshot, a log of discovery runs, the results of API
+// requests, node agents' reports, and the placement budgets and ledger.
+// Credentials are never given to it.
 //
-// Layout, one bbolt bucket each (IDs are 8-byte big-endian sequences):
+// It lives in a bbolt file (Open; one process) or in a PostgreSQL or
+// MariaDB database that several replicas share (OpenDatabase). Both hold
+// the same buckets of keys (IDs are 8-byte big-endian sequences):
 //
 //	meta       "schema" -> "1"; "current", "pending" -> snapshot ID
 //	snapshots  ID -> Snapshot (JSON)
@@ -13,22 +16,15 @@
 //	results    request ID -> Result (JSON)
 //	bodies     request ID -> the engine output of a finished request
 //	agents     node name -> the node agent's latest AgentReport (JSON)
+//	placement  "budgets" -> placement.Budgets (JSON)
+//	ledger     sequence -> placement.Record (JSON)
 package store
 
 import (
-	"encoding/binary"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // schemaVersion is written to a new store and checked on open.
@@ -64,23 +60,17 @@ var ErrSchema = errors.New("unsupported store schema")
 var ErrInUse = errors.New("in use")
 
 // ErrFull is wrapped when a write failed because the store's file
-// system is full (or the quota spent).
-var ErrFull = errors.New("store file system full")
+// system or database is full (or the quota spent).
+var ErrFull = errors.New("store full")
 
-// update runs fn in a write transaction; a write that failed for want of
-// space wraps ErrFull and names the file.
-func (s *Store) update(fn func(*bolt.Tx) error) error {
-	return s.full(s.db.Update(fn))
-}
+// ErrReadOnly is wrapped when the database refuses writes (a read-only
+// replica, or read-only mode); reads go on.
+var ErrReadOnly = errors.New("store is read-only")
 
-// full wraps err with ErrFull, naming the file, when it says the disk
-// is full.
-func (s *Store) full(err error) error {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return fmt.Errorf("%w: %s: %w", ErrFull, s.path, err)
-	}
-	return err
-}
+// ErrUnavailable is wrapped when the database cannot be reached or
+// failed the transaction for a passing reason; the request may be
+// retried.
+var ErrUnavailable = errors.New("store unavailable")
 
 // ErrCorrupt is wrapped when the file is not a readable store.
 var ErrCorrupt = errors.New("corrupt store file")
@@ -94,177 +84,30 @@ type Options struct {
 
 // Store is an open store. It is safe for concurrent use.
 type Store struct {
-	db   *bolt.DB
-	path string
+	b backend
 }
 
-// Open opens (creating if needed) the store at path, and its directory.
-func Open(path string, opts Options) (*Store, error) {
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = 10 * time.Second
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, fmt.Errorf("store directory: %w", err)
-	}
-	// A holder that says who it is fails the open at once; otherwise
-	// (a holder finishing, a stale PID file) wait up to LockTimeout.
-	db, err := openBolt(path, min(opts.LockTimeout, quickLock))
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		if pid := holder(path); pid > 0 {
-			return nil, fmt.Errorf("store %s is %w by PID %d; give this process another one with --store (or store.path in the configuration)", path, ErrInUse, pid)
-		}
-		db, err = openBolt(path, opts.LockTimeout)
-	}
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("store %s is %w by another process (waited %s); give this process another one with --store", path, ErrInUse, opts.LockTimeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path}
-	if err := s.init(); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	if err := writePID(pidFile(path)); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	return s, nil
-}
+// Path names where the store is: its bbolt file, or the database's
+// address (never a password).
+func (s *Store) Path() string { return s.b.where() }
 
-// writePID writes this process's PID to path. A symbolic link there is
-// refused, not followed (O_NOFOLLOW): its target would be overwritten
-// with the service's rights.
-func writePID(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("PID file (a symbolic link is refused): %w", err)
-	}
-	_, err = f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
-	return errors.Join(err, f.Close())
-}
-
-// quickLock is how long Open first waits for the file lock.
-const quickLock = 200 * time.Millisecond
-
-// openBolt opens the bbolt file; a file bbolt panics on (a corrupt one)
-// is ErrCorrupt.
-func openBolt(path string, timeout time.Duration) (db *bolt.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("%w: %v (move it aside to start afresh)", ErrCorrupt, r)
-		}
-	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
-	if err != nil && !errors.Is(err, bolterrors.ErrTimeout) && !errors.Is(err, os.ErrPermission) && !errors.Is(err, os.ErrNotExist) {
-		err = fmt.Errorf("%w: %w (move it aside to start afresh)", ErrCorrupt, err)
-	}
-	return db, err
-}
-
-// pidFile is where the process holding the store writes its PID.
-func pidFile(path string) string { return path + ".pid" }
-
-// holder returns the PID of the live process that wrote the store's PID
-// file, or 0.
-func holder(path string) int {
-	data, err := os.ReadFile(pidFile(path))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 || pid == os.Getpid() {
-		return 0
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return 0
-	}
-	if err := p.Signal(syscall.Signal(0)); err != nil && !errors.Is(err, syscall.EPERM) {
-		return 0 // no such process
-	}
-	return pid
-}
-
-func (s *Store) init() error {
-	return s.update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bMeta, bSnapshots, bGraphs, bDiffs, bRuns, bResults, bBodies, bAgents} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return fmt.Errorf("bucket %s: %w", b, err)
-			}
-		}
-		meta := tx.Bucket(bMeta)
-		switch v := meta.Get(kSchema); {
-		case v == nil:
-			return meta.Put(kSchema, []byte(schemaVersion))
-		case string(v) != schemaVersion:
-			return fmt.Errorf("schema %q, this toposcope reads %q: %w", v, schemaVersion, ErrSchema)
-		}
-		return nil
-	})
-}
-
-// Path returns the file the store was opened from.
-func (s *Store) Path() string { return s.path }
-
-// Close closes the file. Call it once, after every user is done.
+// Close closes the store. Call it once, after every user is done.
 func (s *Store) Close() error {
-	if data, err := os.ReadFile(pidFile(s.path)); err == nil && strings.TrimSpace(string(data)) == strconv.Itoa(os.Getpid()) {
-		_ = os.Remove(pidFile(s.path))
-	}
-	if err := s.db.Close(); err != nil {
+	if err := s.b.close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return nil
 }
 
-// Check verifies the file's page structure, as after a crash.
+// Check verifies a bbolt file's page structure, as after a crash; a
+// database checks itself, and has nothing to do here.
 func (s *Store) Check() error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		var errs []error
-		for err := range tx.Check() {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
-	})
-}
-
-func key(id uint64) []byte {
-	return binary.BigEndian.AppendUint64(nil, id)
-}
-
-func idOf(k []byte) uint64 {
-	if len(k) != 8 {
-		return 0
-	}
-	return binary.BigEndian.Uint64(k)
-}
-
-func putJSON(b *bolt.Bucket, k []byte, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %q: %w", k, err)
-	}
-	return b.Put(k, data)
-}
-
-func getJSON(b *bolt.Bucket, k []byte, v any) error {
-	data := b.Get(k)
-	if data == nil {
-		return ErrNotFound
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("decode: %w", err)
+	if b, ok := s.b.(*boltBackend); ok {
+		return b.check()
 	}
 	return nil
 }
 
-func metaID(tx *bolt.Tx, k []byte) uint64 { return idOf(tx.Bucket(bMeta).Get(k)) }
-
-func setMetaID(tx *bolt.Tx, k []byte, id uint64) error {
-	if id == 0 {
-		return tx.Bucket(bMeta).Delete(k)
-	}
-	return tx.Bucket(bMeta).Put(k, key(id))
-}
+// view and update run fn in a transaction of the store's backend.
+func (s *Store) view(ctx context.Context, fn func(txn) error) error   { return s.b.view(ctx, fn) }
+func (s *Store) update(ctx context.Context, fn func(txn) error) error { return s.b.update(ctx, fn) }

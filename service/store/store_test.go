@@ -52,21 +52,21 @@ func TestSnapshotsSurviveReopen(t *testing.T) {
 	g2, j2 := graph(t, "n1", "n2")
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	a := &store.Snapshot{CreatedAt: now, Status: store.StatusAccepted, Counts: store.CountsOf(g1)}
-	if err := s.AddSnapshot(a, j1, nil, &store.Run{Outcome: store.OutcomePublished}); err != nil {
+	if err := s.AddSnapshot(t.Context(), a, j1, nil, &store.Run{Outcome: store.OutcomePublished}); err != nil {
 		t.Fatal(err)
 	}
 	d := store.Compare(g1, g2)
 	r := &store.Snapshot{CreatedAt: now, Status: store.StatusRefused, Parent: a.ID, Changes: d.Summary()}
-	if err := s.AddSnapshot(r, j2, d, nil); err != nil {
+	if err := s.AddSnapshot(t.Context(), r, j2, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	if cur, pend, _ := s.Heads(); cur != 1 || pend != 2 {
+	if cur, pend, _ := s.Heads(t.Context()); cur != 1 || pend != 2 {
 		t.Fatalf("heads = %d, %d", cur, pend)
 	}
-	if _, err := s.AcceptPending(1, now, store.ByOperator); !errors.Is(err, store.ErrNotPending) {
+	if _, err := s.AcceptPending(t.Context(), 1, now, store.ByOperator); !errors.Is(err, store.ErrNotPending) {
 		t.Errorf("accepting a non-pending snapshot: %v", err)
 	}
-	if _, err := s.AcceptPending(9, now, store.ByOperator); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.AcceptPending(t.Context(), 9, now, store.ByOperator); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("accepting an unknown snapshot: %v", err)
 	}
 	if err := s.Close(); err != nil {
@@ -78,29 +78,29 @@ func TestSnapshotsSurviveReopen(t *testing.T) {
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := s.AcceptPending(2, now, store.ByOperator)
+	snap, err := s.AcceptPending(t.Context(), 2, now, store.ByOperator)
 	if err != nil || snap.Status != store.StatusAccepted || snap.AcceptedBy != store.ByOperator {
 		t.Fatalf("accept = %+v, %v", snap, err)
 	}
-	if cur, pend, _ := s.Heads(); cur != 2 || pend != 0 {
+	if cur, pend, _ := s.Heads(t.Context()); cur != 2 || pend != 0 {
 		t.Errorf("heads after accept = %d, %d", cur, pend)
 	}
-	back, err := s.Graph(1)
+	back, err := s.Graph(t.Context(), 1)
 	if err != nil || len(back.Nodes()) != 3 {
 		t.Fatalf("graph 1 = %v, %v", back, err)
 	}
-	diff, err := s.Diff(2)
+	diff, err := s.Diff(t.Context(), 2)
 	if err != nil || len(diff.NodesRemoved) != 1 || diff.NodesRemoved[0] != "n3" || diff.To != 2 {
 		t.Errorf("diff = %+v, %v", diff, err)
 	}
-	list, _ := s.Snapshots(10, 0)
+	list, _ := s.Snapshots(t.Context(), 10, 0)
 	if len(list) != 2 || list[0].ID != 2 {
 		t.Errorf("list = %+v", list)
 	}
-	if older, _ := s.Snapshots(10, 2); len(older) != 1 || older[0].ID != 1 {
+	if older, _ := s.Snapshots(t.Context(), 10, 2); len(older) != 1 || older[0].ID != 1 {
 		t.Errorf("before 2 = %+v", older)
 	}
-	if runs, _ := s.Runs(5); len(runs) != 1 || runs[0].Snapshot != 1 {
+	if runs, _ := s.Runs(t.Context(), 5); len(runs) != 1 || runs[0].Snapshot != 1 {
 		t.Errorf("runs = %+v", runs)
 	}
 }
@@ -140,31 +140,31 @@ func TestResultsAndPrune(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, id := range []string{"a", "b", "c", "d"} {
 		r := &store.Result{ID: id, State: store.StateDone, SubmittedAt: now, FinishedAt: now.Add(time.Duration(i) * time.Hour), ContentType: "text/plain"}
-		if err := s.PutResult(r, []byte("body-"+id)); err != nil {
+		if err := s.PutResult(t.Context(), r, []byte("body-"+id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutResult(&store.Result{ID: "p", State: store.StatePending, Request: json.RawMessage(`{}`)}, nil); err != nil {
+	if err := s.PutResult(t.Context(), &store.Result{ID: "p", State: store.StatePending, Request: json.RawMessage(`{}`)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if r, body, err := s.Result("b"); err != nil || r.ContentType != "text/plain" || string(body) != "body-b" {
+	if r, body, err := s.Result(t.Context(), "b"); err != nil || r.ContentType != "text/plain" || string(body) != "body-b" {
 		t.Errorf("result b = %+v %q %v", r, body, err)
 	}
-	if _, _, err := s.Result("zz"); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := s.Result(t.Context(), "zz"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown result: %v", err)
 	}
 	for i := range 5 {
 		g, j := graph(t, "n1")
 		st := &store.Snapshot{CreatedAt: now.Add(time.Duration(i) * time.Hour), Status: store.StatusAccepted, Counts: store.CountsOf(g)}
-		if err := s.AddSnapshot(st, j, nil, nil); err != nil {
+		if err := s.AddSnapshot(t.Context(), st, j, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddRun(&store.Run{Outcome: store.OutcomeUnchanged}, false); err != nil {
+		if err := s.AddRun(t.Context(), &store.Run{Outcome: store.OutcomeUnchanged}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ret := config.Retention{Snapshots: 2, Results: 2, ResultAge: 150 * time.Minute, Runs: 3}
-	p, err := s.Prune(now.Add(4*time.Hour), ret)
+	p, err := s.Prune(t.Context(), now.Add(4*time.Hour), ret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,13 +173,13 @@ func TestResultsAndPrune(t *testing.T) {
 	if p != (store.Pruned{Snapshots: 3, Results: 2, Runs: 2}) {
 		t.Errorf("pruned = %+v", p)
 	}
-	if pend, _ := s.PendingResults(); len(pend) != 1 || pend[0].ID != "p" {
+	if pend, _ := s.PendingResults(t.Context()); len(pend) != 1 || pend[0].ID != "p" {
 		t.Errorf("pending = %+v", pend)
 	}
-	if _, err := s.Graph(1); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Graph(t.Context(), 1); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("graph of a pruned snapshot: %v", err)
 	}
-	if cur, _, _ := s.Heads(); cur != 5 {
+	if cur, _, _ := s.Heads(t.Context()); cur != 5 {
 		t.Errorf("current = %d", cur)
 	}
 }
@@ -204,11 +204,11 @@ func TestPruneResultBytes(t *testing.T) {
 	big := make([]byte, 1000)
 	for i, id := range []string{"a", "b", "c", "d"} {
 		r := &store.Result{ID: id, State: store.StateDone, SubmittedAt: now, FinishedAt: now.Add(time.Duration(i) * time.Minute), Size: len(big)}
-		if err := s.PutResult(r, big); err != nil {
+		if err := s.PutResult(t.Context(), r, big); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p, err := s.Prune(now, config.Retention{Snapshots: 10, Results: 100, ResultBytes: 2500, Runs: 10})
+	p, err := s.Prune(t.Context(), now, config.Retention{Snapshots: 10, Results: 100, ResultBytes: 2500, Runs: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestPruneResultBytes(t *testing.T) {
 		t.Errorf("pruned %d results, want the 2 oldest", p.Results)
 	}
 	for id, kept := range map[string]bool{"a": false, "b": false, "c": true, "d": true} {
-		if _, _, err := s.Result(id); (err == nil) != kept {
+		if _, _, err := s.Result(t.Context(), id); (err == nil) != kept {
 			t.Errorf("result %s: %v, kept want %v", id, err, kept)
 		}
 	}

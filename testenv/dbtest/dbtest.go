@@ -1,0 +1,254 @@
+// Package dbtest starts real database servers for tests: PostgreSQL and
+// MariaDB from Debian's packages, each with a data folder of its own on
+// a free loopback port, stopped with the test. A server can be killed
+// and started again on the same data, and its port held, to show what
+// a store does while its database is away.
+package dbtest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Kind is a database server.
+type Kind string
+
+// The database servers this package starts.
+const (
+	Postgres Kind = "postgres"
+	MariaDB  Kind = "mysql"
+)
+
+// Kinds are both, for a table of tests.
+var Kinds = []Kind{Postgres, MariaDB}
+
+// Password is the test user's password (user "toposcope", database
+// "toposcope").
+const Password = "s3cret-db-pass"
+
+const installHint = "run hack/install-databases.sh (packages postgresql, mariadb-server)"
+
+// Server is a running database server.
+type Server struct {
+	Kind Kind
+	dir  string
+	port int
+	argv []string
+	cred *syscall.Credential
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+// Require skips the test when the server's binaries are missing, or
+// fails it when CI is "true".
+func Require(t testing.TB, k Kind) {
+	t.Helper()
+	var missing []string
+	for _, bin := range binaries(k) {
+		if _, err := os.Stat(bin); err != nil {
+			missing = append(missing, bin)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("dbtest: %s missing; %s", strings.Join(missing, ", "), installHint)
+	if os.Getenv("CI") != "true" {
+		t.Skip(msg)
+	}
+	t.Fatal(msg + " (CI=true, so this is a failure, not a skip)")
+}
+
+func binaries(k Kind) []string {
+	if k == Postgres {
+		bin := pgBin()
+		return []string{filepath.Join(bin, "initdb"), filepath.Join(bin, "postgres")}
+	}
+	return []string{"/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db", "/usr/bin/mariadb"}
+}
+
+// pgBin is the newest PostgreSQL's bin folder.
+func pgBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	if len(dirs) == 0 {
+		return "/usr/lib/postgresql/none/bin"
+	}
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) < versionOf(dirs[j]) })
+	return dirs[len(dirs)-1]
+}
+
+func versionOf(dir string) int {
+	var v int
+	_, _ = fmt.Sscanf(filepath.Base(filepath.Dir(dir)), "%d", &v)
+	return v
+}
+
+// Start starts a server of kind k with database "toposcope" and user
+// "toposcope" (password Password), and waits until it answers.
+func Start(ctx context.Context, t testing.TB, k Kind) *Server {
+	t.Helper()
+	Require(t, k)
+	s := &Server{Kind: k}
+	var err error
+	if k == Postgres {
+		err = s.initPostgres(ctx, t)
+	} else {
+		err = s.initMariaDB(ctx, t)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// DSN is the data source name of the test database, with the password.
+func (s *Server) DSN() string {
+	if s.Kind == Postgres {
+		return fmt.Sprintf("postgres://toposcope:%s@127.0.0.1:%d/toposcope?sslmode=disable", Password, s.port)
+	}
+	return fmt.Sprintf("toposcope:%s@tcp(127.0.0.1:%d)/toposcope", Password, s.port)
+}
+
+// Driver is the store.database.driver of the server.
+func (s *Server) Driver() string { return string(s.Kind) }
+
+// Port is the server's loopback port.
+func (s *Server) Port() int { return s.port }
+
+// Kill ends the server and every process of it (PostgreSQL's backends)
+// with SIGKILL, as a crash of its machine does, and waits for it.
+func (s *Server) Kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+	s.cmd = nil
+}
+
+// Stop ends the server cleanly (SIGTERM), and waits for it.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd = nil
+}
+
+// Restart starts the server again on its data and port, and waits until
+// it answers.
+func (s *Server) Restart(ctx context.Context) error {
+	if err := s.run(); err != nil {
+		return err
+	}
+	return s.wait(ctx, s.DSN())
+}
+
+// Exec runs statements as the database's superuser (PostgreSQL's
+// "postgres" role is the test user here; MariaDB's root over the socket).
+func (s *Server) Exec(ctx context.Context, stmts ...string) error {
+	if s.Kind == Postgres {
+		db, err := sql.Open("pgx", s.DSN())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = db.Close() }()
+		for _, q := range stmts {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("dbtest: %s: %w", q, err)
+			}
+		}
+		return nil
+	}
+	out, err := exec.CommandContext(ctx, "/usr/bin/mariadb", "--no-defaults", "-S", s.socket(), "-u", "root", "-e", strings.Join(stmts, ";\n")).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("dbtest: mariadb: %w\n%s", err, out)
+	}
+	return nil
+}
+
+func (s *Server) socket() string { return filepath.Join(s.dir, "mysql.sock") }
+
+// run starts the server process.
+func (s *Server) run() error {
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	cmd.Dir = s.dir
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"}
+	out, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("dbtest: %w", err)
+	}
+	defer func() { _ = out.Close() }()
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("dbtest: start %s: %w", s.argv[0], err)
+	}
+	s.cmd, s.done = cmd, make(chan struct{})
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(s.done)
+	return nil
+}
+
+// wait polls until the server takes connections to dsn.
+func (s *Server) wait(ctx context.Context, dsn string) error {
+	driver := "pgx"
+	if s.Kind == MariaDB {
+		driver = "mysql"
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var last error
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-s.done:
+			return fmt.Errorf("dbtest: %s exited\n%s", s.Kind, s.tail())
+		default:
+		}
+		db, err := sql.Open(driver, dsn)
+		if err == nil {
+			err = db.PingContext(ctx)
+			_ = db.Close()
+		}
+		if err == nil {
+			return nil
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("dbtest: %s did not answer: %w\n%s", s.Kind, last, s.tail())
+}
+
+// tail is the end of the server's log.
+func (s *Server) tail() string {
+	data, _ := os.ReadFile(s.log)
+	if len(data) > 3000 {
+		data = data[len(data)-3000:]
+	}
+	return string(data)
+}
+
+// freePort returns a loopback port free now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("dbtest: %w", err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
