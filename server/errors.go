@@ -67,6 +67,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusMethodNotAllowed, "method_not_allowed"
 	case errors.Is(err, store.ErrFull):
 		return http.StatusInsufficientStorage, "store_full"
+	case errors.Is(err, store.ErrReadOnly):
+		return http.StatusServiceUnavailable, "store_read_only"
+	case errors.Is(err, store.ErrUnavailable):
+		return http.StatusServiceUnavailable, "store_unavailable"
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, store.ErrNotPending):
@@ -127,8 +131,8 @@ func (h *handlers) fail(c *gin.Context, err error) {
 		h.log.Error("request failed", "route", c.FullPath(), "err", err)
 		msg = "internal error; see the service log"
 	case http.StatusInsufficientStorage:
-		h.log.Error("request failed: the store's file system is full", "route", c.FullPath(), "path", h.Store.Path(), "err", err)
-		msg = "the store's file system is full; see the service log"
+		h.log.Error("request failed: the store is full", "route", c.FullPath(), "store", h.Store.Path(), "err", err)
+		msg = "the store (" + h.Store.Path() + ") is full; see the service log"
 	}
 	if status == http.StatusUnauthorized {
 		c.Header("WWW-Authenticate", `Bearer realm="toposcope"`)

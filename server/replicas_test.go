@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -108,6 +109,48 @@ func TestReplicasShareTheStore(t *testing.T) {
 				if slices.Contains(other, n) {
 					t.Fatalf("gang g is held on %v, which overlaps gang h's %v", held, other)
 				}
+			}
+		})
+	}
+}
+
+// TestDatabaseOutage: while the database is down (killed), a replica
+// answers 503 with Retry-After naming the store, without the password,
+// and serves again once it is back, with nothing acknowledged lost.
+func TestDatabaseOutage(t *testing.T) {
+	t.Parallel()
+	for _, k := range dbtest.Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			db := dbtest.Start(t.Context(), t, k)
+			s := newStack(t, stackOpts{database: db, quiet: true})
+			s.discover()
+			ledger := `{"records":[{"account":"team-a","workload":"job-%d","gpus":8,"start":"2026-12-01T00:00:00Z"}]}`
+			if w := s.do(http.MethodPost, "/v1/ledger", fmt.Sprintf(ledger, 1)); w.Code != http.StatusOK {
+				t.Fatalf("ledger: %d %s", w.Code, w.Body)
+			}
+			db.Kill()
+			for _, req := range [][3]string{{http.MethodPost, "/v1/ledger", fmt.Sprintf(ledger, 2)}, {http.MethodGet, "/v1/snapshots", ""}, {http.MethodGet, "/v1/ledger", ""}} {
+				w := s.do(req[0], req[1], req[2])
+				if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "store_unavailable") ||
+					!strings.Contains(w.Body.String(), "toposcope@127.0.0.1") || strings.Contains(w.Body.String(), dbtest.Password) {
+					t.Errorf("%s %s with the database down: %d %s, want 503 store_unavailable naming the database, with Retry-After", req[0], req[1], w.Code, w.Body)
+				}
+			}
+			if err := db.Restart(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var w *httptest.ResponseRecorder
+			for range 50 { // the pool drops its dead connections as it meets them
+				if w = s.do(http.MethodPost, "/v1/ledger", fmt.Sprintf(ledger, 3)); w.Code == http.StatusOK {
+					break
+				}
+			}
+			if w.Code != http.StatusOK {
+				t.Fatalf("ledger after the restart: %d %s", w.Code, w.Body)
+			}
+			if got := s.do(http.MethodGet, "/v1/ledger", "").Body.String(); !strings.Contains(got, "job-1") || !strings.Contains(got, "job-3") {
+				t.Errorf("ledger after the restart: %s, want job-1 and job-3", got)
 			}
 		})
 	}
