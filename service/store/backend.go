@@ -39,6 +39,8 @@ type txn interface {
 	nextSeq(bucket []byte) (uint64, error)
 	// seq returns the bucket's last sequence number, 0 before the first.
 	seq(bucket []byte) (uint64, error)
+	// setSeq sets the bucket's last sequence number (a copy's).
+	setSeq(bucket []byte, n uint64) error
 	// scan calls fn for the bucket's keys in order; fn returns errStop
 	// to end early. Keys and values may be valid only during the call.
 	scan(bucket []byte, sp span, fn func(k, v []byte) error) error

@@ -172,6 +172,14 @@ func (t boltTxn) seq(bucket []byte) (uint64, error) {
 	return b.Sequence(), nil
 }
 
+func (t boltTxn) setSeq(bucket []byte, n uint64) error {
+	b, err := t.bucket(bucket)
+	if err != nil {
+		return err
+	}
+	return b.SetSequence(n)
+}
+
 func (t boltTxn) count(bucket []byte) (int, error) {
 	b, err := t.bucket(bucket)
 	if err != nil {

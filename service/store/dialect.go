@@ -49,7 +49,7 @@ type dialect struct {
 
 // queries are the statements of a txn, with the dialect's placeholders.
 type queries struct {
-	get, put, del, count, seq string
+	get, put, del, count, seq, setSeq string
 	scanFwd, scanFwdPast      string
 	scanRev, scanRevPast      string
 }
@@ -97,6 +97,7 @@ const lockKey = "toposcope-migrate"
 var postgres = func() dialect {
 	q := kvQueries(func(i int) string { return "$" + strconv.Itoa(i) })
 	q.put = "INSERT INTO toposcope_kv (bucket, k, v) VALUES ($1, $2, $3) ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v"
+	q.setSeq = "INSERT INTO toposcope_seq (bucket, n) VALUES ($1, $2) ON CONFLICT (bucket) DO UPDATE SET n = EXCLUDED.n"
 	return dialect{
 		name: "postgres",
 		q:    q,
@@ -184,6 +185,7 @@ func connectionKind(err error) error {
 var mariadb = func() dialect {
 	q := kvQueries(func(int) string { return "?" })
 	q.put = "INSERT INTO toposcope_kv (bucket, k, v) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)"
+	q.setSeq = "INSERT INTO toposcope_seq (bucket, n) VALUES (?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n)"
 	return dialect{
 		name: "mysql",
 		q:    q,

@@ -194,6 +194,11 @@ func (t *sqlTxn) seq(bucket []byte) (uint64, error) {
 	return n, err
 }
 
+func (t *sqlTxn) setSeq(bucket []byte, n uint64) error {
+	_, err := t.tx.ExecContext(t.ctx, t.d.q.setSeq, string(bucket), n)
+	return err
+}
+
 func (t *sqlTxn) count(bucket []byte) (int, error) {
 	var n int
 	err := t.tx.QueryRowContext(t.ctx, t.d.q.count, string(bucket)).Scan(&n)

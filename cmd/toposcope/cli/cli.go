@@ -158,6 +158,7 @@ line or configuration; 3 the topology cannot be expressed for the target
 		newSimulateCmd(env),
 		withSub(agentcmd.New("agent", env.Stdout, func() (*slog.Logger, error) { return opts.logger(env.Stderr) }), newAgentTokenCmd(env)),
 		newFabricReportCmd(env),
+		newStoreCmd(env),
 		newProvidersCmd(env),
 		newEnginesCmd(env),
 		newVersionCmd(env),
