@@ -96,6 +96,12 @@ top (listen address, store, tokens, leader election).
 {{- $_ := set $c "server" $server -}}
 {{- $store := deepCopy (default dict $c.store) -}}
 {{- $_ := set $store "path" "/var/lib/toposcope/toposcope.db" -}}
+{{- if .Values.database.driver -}}
+{{- $db := deepCopy (default dict $store.database) -}}
+{{- $_ := set $db "driver" .Values.database.driver -}}
+{{- $_ := set $db "dsnFile" "/etc/toposcope/database/dsn" -}}
+{{- $_ := set $store "database" $db -}}
+{{- end -}}
 {{- $_ := set $c "store" $store -}}
 {{- if .Values.schedulerExtender.enabled -}}
 {{- $placement := deepCopy (default dict $c.placement) -}}
@@ -116,9 +122,9 @@ top (listen address, store, tokens, leader election).
 {{- $_ := set $le "enabled" true -}}
 {{- $_ := set $le "namespace" .Release.Namespace -}}
 {{- $_ := set $le "name" (include "toposcope.fullname" .) -}}
-{{- if .Values.auth.existingSecret -}}
+{{- if and .Values.auth.existingSecret (not .Values.database.driver) -}}
 {{- if not .Values.auth.peerTokenKey -}}
-{{- fail "auth.peerTokenKey must name the Secret's read token for the followers when replicaCount > 1 and auth.existingSecret is set" -}}
+{{- fail "auth.peerTokenKey must name the Secret's read token for the followers when replicaCount > 1 and auth.existingSecret is set (or set database.driver: followers then read the shared database)" -}}
 {{- end -}}
 {{- $_ := set $le "peerTokenFile" (printf "%s/%s" (include "toposcope.tokensDir" .) .Values.auth.peerTokenKey) -}}
 {{- end -}}
