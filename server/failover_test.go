@@ -24,20 +24,7 @@ func TestReplicasFailOver(t *testing.T) {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
 			db := dbtest.Start(t.Context(), t, k)
-			shared := t.TempDir()
-			dsn := writeFile(t, shared, "dsn", []byte(db.DSN()))
-			var replicas [2]*serveProc
-			for i := range replicas {
-				dir := t.TempDir()
-				tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))
-				cfg := writeFile(t, dir, "config.yaml", fmt.Appendf(nil, `provider: {name: sim, params: {model: small-tree}}
-server: {listen: "127.0.0.1:0", auth: {tokensFile: %s}}
-store: {database: {driver: %s, dsnFile: %s, refreshInterval: 500ms}}
-discovery: {interval: 1s}
-`, tokens, db.Driver(), dsn))
-				replicas[i] = startService(t, releasebin.Get(budget.Context(t, 15*time.Minute), t).Server, cfg)
-				replicas[i].waitFor("/readyz", func(code int, _ string) bool { return code == http.StatusOK })
-			}
+			replicas := startOnDatabase(t, db, [2]string{db.DSN(), db.DSN()})
 			leader, follower := whoLeads(t, replicas)
 			var acked []string
 			for i := range 20 {
@@ -89,6 +76,92 @@ discovery: {interval: 1s}
 			for _, w := range acked {
 				if !strings.Contains(ledger, w) {
 					t.Errorf("after the failover the ledger lacks %s", w)
+				}
+			}
+		})
+	}
+}
+
+// startOnDatabase starts two release binaries, each on the database by
+// its DSN, discovering every second, and waits until both are ready.
+func startOnDatabase(t *testing.T, db *dbtest.Server, dsns [2]string) [2]*serveProc {
+	t.Helper()
+	var replicas [2]*serveProc
+	for i := range replicas {
+		dir := t.TempDir()
+		dsn := writeFile(t, dir, "dsn", []byte(dsns[i]))
+		tokens := writeFile(t, dir, "tokens", []byte("read:"+readToken+"\nwrite:"+writeToken+"\n"))
+		cfg := writeFile(t, dir, "config.yaml", fmt.Appendf(nil, `provider: {name: sim, params: {model: small-tree}}
+server: {listen: "127.0.0.1:0", auth: {tokensFile: %s}}
+store: {database: {driver: %s, dsnFile: %s, refreshInterval: 500ms, opTimeout: 2s}}
+discovery: {interval: 1s}
+`, tokens, db.Driver(), dsn))
+		replicas[i] = startService(t, releasebin.Get(budget.Context(t, 15*time.Minute), t).Server, cfg)
+		replicas[i].waitFor("/readyz", func(code int, _ string) bool { return code == http.StatusOK })
+	}
+	return replicas
+}
+
+// TestReplicasNetworkCut: the network between the leader and the
+// database is cut (its server side closed, its own side left silent).
+// The leader stops leading and the other replica leads and discovers;
+// the cut replica answers writes with 503 within its opTimeout; once
+// the network is back it serves again, does not lead again while the
+// other holds the lock, and nothing acknowledged is lost.
+func TestReplicasNetworkCut(t *testing.T) {
+	t.Parallel()
+	for _, k := range dbtest.Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			db := dbtest.Start(t.Context(), t, k)
+			proxies := [2]*dbtest.Proxy{dbtest.NewProxy(t, db), dbtest.NewProxy(t, db)}
+			replicas := startOnDatabase(t, db, [2]string{proxies[0].DSN(db), proxies[1].DSN(db)})
+			leader, follower := whoLeads(t, replicas)
+			cut := proxies[0]
+			if leader == replicas[1] {
+				cut = proxies[1]
+			}
+			body := `{"records":[{"account":"a","workload":"%s","gpus":1,"start":"2026-01-01T00:00:00Z"}]}`
+			if code, out := leader.call(http.MethodPost, "/v1/ledger", fmt.Sprintf(body, "before-cut")); code != http.StatusOK {
+				t.Fatalf("ledger: %d %s", code, out)
+			}
+			before := runCount(t, follower)
+			cut.Cut()
+			start := time.Now()
+			follower.waitFor("/v1/runs?limit=200", func(code int, body string) bool {
+				return code == http.StatusOK && strings.Count(body, `"trigger"`) > before
+			})
+			t.Logf("the other replica discovered %s after the cut", time.Since(start).Round(10*time.Millisecond))
+			leader.waitFor("/healthz", func(int, string) bool { return strings.Contains(leader.stderr.String(), "not leading") })
+			wstart := time.Now()
+			if code, out := leader.callQuiet(http.MethodPost, "/v1/ledger", fmt.Sprintf(body, "during-cut")); code != http.StatusServiceUnavailable || !strings.Contains(out, "store_unavailable") {
+				t.Errorf("write on the cut replica: %d %s, want 503 store_unavailable", code, out)
+			}
+			if d := time.Since(wstart); d > 10*time.Second {
+				t.Errorf("the write on the cut replica took %s (opTimeout 2s)", d)
+			}
+			cut.Heal()
+			healed := time.Now().Add(time.Minute)
+			for {
+				code, out := leader.callQuiet(http.MethodPost, "/v1/ledger", fmt.Sprintf(body, "after-heal"))
+				if code == http.StatusOK {
+					break
+				}
+				if time.Now().After(healed) {
+					t.Fatalf("the healed replica still answers writes with %d %s", code, out)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			time.Sleep(2 * time.Second) // four of its lock tries
+			if n := strings.Count(leader.stderr.String(), "leading: this replica discovers"); n != 1 {
+				t.Errorf("the healed replica logged %d times that it leads, want once (before the cut)", n)
+			}
+			for i, s := range replicas {
+				_, ledger := s.call(http.MethodGet, "/v1/ledger", "")
+				for _, w := range []string{"before-cut", "after-heal"} {
+					if !strings.Contains(ledger, w) {
+						t.Errorf("replica %d's ledger lacks %s", i, w)
+					}
 				}
 			}
 		})

@@ -37,6 +37,11 @@ type txn interface {
 	del(bucket, key []byte) error
 	// nextSeq returns the bucket's next sequence number, from 1.
 	nextSeq(bucket []byte) (uint64, error)
+	// nextSeqs takes the bucket's next n sequence numbers and returns
+	// the first.
+	nextSeqs(bucket []byte, n int) (uint64, error)
+	// putMany puts keys[i] to vals[i], as few round trips as it can.
+	putMany(bucket []byte, keys, vals [][]byte) error
 	// seq returns the bucket's last sequence number, 0 before the first.
 	seq(bucket []byte) (uint64, error)
 	// setSeq sets the bucket's last sequence number (a copy's).

@@ -164,6 +164,28 @@ func (t boltTxn) nextSeq(bucket []byte) (uint64, error) {
 	return b.NextSequence()
 }
 
+func (t boltTxn) nextSeqs(bucket []byte, n int) (uint64, error) {
+	b, err := t.bucket(bucket)
+	if err != nil {
+		return 0, err
+	}
+	first := b.Sequence() + 1
+	return first, b.SetSequence(b.Sequence() + uint64(n))
+}
+
+func (t boltTxn) putMany(bucket []byte, keys, vals [][]byte) error {
+	b, err := t.bucket(bucket)
+	if err != nil {
+		return err
+	}
+	for i := range keys {
+		if err := b.Put(keys[i], vals[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (t boltTxn) seq(bucket []byte) (uint64, error) {
 	b, err := t.bucket(bucket)
 	if err != nil {

@@ -59,14 +59,7 @@ func Copy(ctx context.Context, from, to *Store) (Copied, error) {
 			if len(keys) == 0 {
 				break
 			}
-			if err := to.update(ctx, func(tx txn) error {
-				for i := range keys {
-					if err := tx.put(bucket, keys[i], vals[i]); err != nil {
-						return err
-					}
-				}
-				return nil
-			}); err != nil {
+			if err := to.update(ctx, func(tx txn) error { return tx.putMany(bucket, keys, vals) }); err != nil {
 				return c, fmt.Errorf("write %s into %s: %w", bucket, to.Path(), err)
 			}
 			c.Records += len(keys)

@@ -26,8 +26,8 @@ type dialect struct {
 	// open makes the pool from a DSN and returns the database's address
 	// without the password.
 	open func(dsn string, tlsConfig *tls.Config) (*sql.DB, string, error)
-	// nextSeq bumps and returns a bucket's sequence.
-	nextSeq func(ctx context.Context, tx *sql.Tx, bucket string) (uint64, error)
+	// addSeq adds n to a bucket's sequence and returns the new value.
+	addSeq func(ctx context.Context, tx *sql.Tx, bucket string, n uint64) (uint64, error)
 	// conflict says the transaction lost to another one and may be run
 	// again.
 	conflict func(error) bool
@@ -50,8 +50,8 @@ type dialect struct {
 // queries are the statements of a txn, with the dialect's placeholders.
 type queries struct {
 	get, put, del, count, seq, setSeq string
-	scanFwd, scanFwdPast      string
-	scanRev, scanRevPast      string
+	scanFwd, scanFwdPast              string
+	scanRev, scanRevPast              string
 }
 
 // dialects are the supported database drivers.
@@ -74,6 +74,29 @@ func (d dialect) scanQuery(bucket string, sp span) (string, []any) {
 		q += " LIMIT " + strconv.Itoa(sp.limit)
 	}
 	return q, args
+}
+
+// putRows is an INSERT of n rows that replaces the values of keys
+// already there.
+func (d dialect) putRows(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO toposcope_kv (bucket, k, v) VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if d.name == "postgres" {
+			fmt.Fprintf(&b, "($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
+		} else {
+			b.WriteString("(?, ?, ?)")
+		}
+	}
+	if d.name == "postgres" {
+		b.WriteString(" ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v")
+	} else {
+		b.WriteString(" ON DUPLICATE KEY UPDATE v = VALUES(v)")
+	}
+	return b.String()
 }
 
 func kvQueries(p func(int) string) queries {
@@ -102,10 +125,10 @@ var postgres = func() dialect {
 		name: "postgres",
 		q:    q,
 		open: openPostgres,
-		nextSeq: func(ctx context.Context, tx *sql.Tx, bucket string) (uint64, error) {
-			var n uint64
-			err := tx.QueryRowContext(ctx, "INSERT INTO toposcope_seq (bucket, n) VALUES ($1, 1) ON CONFLICT (bucket) DO UPDATE SET n = toposcope_seq.n + 1 RETURNING n", bucket).Scan(&n)
-			return n, err
+		addSeq: func(ctx context.Context, tx *sql.Tx, bucket string, n uint64) (uint64, error) {
+			var v uint64
+			err := tx.QueryRowContext(ctx, "INSERT INTO toposcope_seq (bucket, n) VALUES ($1, $2) ON CONFLICT (bucket) DO UPDATE SET n = toposcope_seq.n + EXCLUDED.n RETURNING n", bucket, n).Scan(&v)
+			return v, err
 		},
 		conflict: func(err error) bool {
 			var pe *pgconn.PgError
@@ -190,13 +213,13 @@ var mariadb = func() dialect {
 		name: "mysql",
 		q:    q,
 		open: openMariaDB,
-		nextSeq: func(ctx context.Context, tx *sql.Tx, bucket string) (uint64, error) {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO toposcope_seq (bucket, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1", bucket); err != nil {
+		addSeq: func(ctx context.Context, tx *sql.Tx, bucket string, n uint64) (uint64, error) {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO toposcope_seq (bucket, n) VALUES (?, ?) ON DUPLICATE KEY UPDATE n = n + VALUES(n)", bucket, n); err != nil {
 				return 0, err
 			}
-			var n uint64
-			err := tx.QueryRowContext(ctx, "SELECT n FROM toposcope_seq WHERE bucket = ?", bucket).Scan(&n)
-			return n, err
+			var v uint64
+			err := tx.QueryRowContext(ctx, "SELECT n FROM toposcope_seq WHERE bucket = ?", bucket).Scan(&v)
+			return v, err
 		},
 		conflict: func(err error) bool {
 			var me *mysql.MySQLError

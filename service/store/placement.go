@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -42,20 +43,31 @@ func (s *Store) AppendPlacementRecords(ctx context.Context, recs []placement.Rec
 		if _, err := tx.nextSeq(bPlacement); err != nil {
 			return err
 		}
+		keys, vals := make([][]byte, len(recs)), make([][]byte, len(recs))
+		fresh := 0
 		for i := range recs {
-			k := sourceKey(&recs[i])
-			if k == nil {
-				seq, err := tx.nextSeq(bLedger)
-				if err != nil {
-					return err
-				}
-				k = key(seq)
+			if keys[i] = sourceKey(&recs[i]); keys[i] == nil {
+				fresh++
 			}
-			if err := putJSON(tx, bLedger, k, &recs[i]); err != nil {
+			data, err := json.Marshal(&recs[i])
+			if err != nil {
+				return fmt.Errorf("encode ledger record %d: %w", i, err)
+			}
+			vals[i] = data
+		}
+		if fresh > 0 {
+			seq, err := tx.nextSeqs(bLedger, fresh)
+			if err != nil {
 				return err
 			}
+			for i := range keys {
+				if keys[i] == nil {
+					keys[i] = key(seq)
+					seq++
+				}
+			}
 		}
-		return nil
+		return tx.putMany(bLedger, keys, vals)
 	})
 	if err != nil {
 		return fmt.Errorf("append ledger records: %w", err)

@@ -182,7 +182,37 @@ func (t *sqlTxn) del(bucket, k []byte) error {
 }
 
 func (t *sqlTxn) nextSeq(bucket []byte) (uint64, error) {
-	return t.d.nextSeq(t.ctx, t.tx, string(bucket))
+	return t.d.addSeq(t.ctx, t.tx, string(bucket), 1)
+}
+
+func (t *sqlTxn) nextSeqs(bucket []byte, n int) (uint64, error) {
+	last, err := t.d.addSeq(t.ctx, t.tx, string(bucket), uint64(n))
+	return last - uint64(n) + 1, err
+}
+
+// putRows is the most rows one INSERT of putMany carries.
+const putRows = 500
+
+func (t *sqlTxn) putMany(bucket []byte, keys, vals [][]byte) error {
+	keys, vals = lastOfEach(keys, vals) // one statement may not touch a row twice
+	for start := 0; start < len(keys); start += putRows {
+		end := min(start+putRows, len(keys))
+		args := make([]any, 0, 3*(end-start))
+		for i := start; i < end; i++ {
+			if len(keys[i]) > maxKey {
+				return fmt.Errorf("key of %d bytes in %s: at most %d", len(keys[i]), bucket, maxKey)
+			}
+			v := vals[i]
+			if v == nil {
+				v = []byte{}
+			}
+			args = append(args, string(bucket), keys[i], v)
+		}
+		if _, err := t.tx.ExecContext(t.ctx, t.d.putRows(end-start), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t *sqlTxn) seq(bucket []byte) (uint64, error) {
@@ -231,3 +261,22 @@ func (t *sqlTxn) scan(bucket []byte, sp span, fn func(k, v []byte) error) (err e
 
 // maxKey is the longest key the table takes (MariaDB's VARBINARY(1024)).
 const maxKey = 1024
+
+// lastOfEach drops every pair whose key comes again later, as putting
+// them in order would leave only the last.
+func lastOfEach(keys, vals [][]byte) ([][]byte, [][]byte) {
+	last := make(map[string]int, len(keys))
+	for i, k := range keys {
+		last[string(k)] = i
+	}
+	if len(last) == len(keys) {
+		return keys, vals
+	}
+	var ks, vs [][]byte
+	for i, k := range keys {
+		if last[string(k)] == i {
+			ks, vs = append(ks, k), append(vs, vals[i])
+		}
+	}
+	return ks, vs
+}
