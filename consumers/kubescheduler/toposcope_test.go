@@ -40,7 +40,7 @@ type toposcope struct {
 
 // startToposcope serves toposcope for the test and waits until it has
 // discovered the fabric.
-func startToposcope(t *testing.T, c *kubetest.Cluster, f *consumertest.Fabric, ns string) *toposcope {
+func startToposcope(t *testing.T, c *kubetest.Cluster, f *consumertest.Fabric, ns string, tune ...func(*config.File)) *toposcope {
 	t.Helper()
 	dir := t.TempDir()
 	model, kubeconfig := filepath.Join(dir, "model.yaml"), filepath.Join(dir, "kubeconfig")
@@ -61,6 +61,9 @@ func startToposcope(t *testing.T, c *kubetest.Cluster, f *consumertest.Fabric, n
 	config.SetParamList(&src.Params, "namespaces", []string{ns})
 	cfg.Placement.Sources = []config.Plugin{src}
 	cfg.Placement.Extender.Enabled = true
+	for _, f := range tune {
+		f(cfg)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
