@@ -116,7 +116,8 @@ func TestReplicasShareTheStore(t *testing.T) {
 
 // TestDatabaseOutage: while the database is down (killed), a replica
 // answers 503 with Retry-After naming the store, without the password,
-// and serves again once it is back, with nothing acknowledged lost.
+// and serves and discovers again once it is back, with nothing
+// acknowledged lost.
 func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	for _, k := range dbtest.Kinds {
@@ -151,6 +152,9 @@ func TestDatabaseOutage(t *testing.T) {
 			}
 			if got := s.do(http.MethodGet, "/v1/ledger", "").Body.String(); !strings.Contains(got, "job-1") || !strings.Contains(got, "job-3") {
 				t.Errorf("ledger after the restart: %s, want job-1 and job-3", got)
+			}
+			if run := s.discover(); run.ID == 0 {
+				t.Errorf("discovery after the restart recorded no run: %+v", run)
 			}
 		})
 	}

@@ -48,6 +48,14 @@ type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  string
+	tls  tlsFiles
+}
+
+// Options tune Start.
+type Options struct {
+	// TLS serves only TLS connections to the test user, with a
+	// certificate for 127.0.0.1 signed by CAFile's CA.
+	TLS bool
 }
 
 // Require skips the test when the server's binaries are missing, or
@@ -98,13 +106,19 @@ func versionOf(dir string) int {
 // "toposcope" (password Password), and waits until it answers.
 func Start(ctx context.Context, t testing.TB, k Kind) *Server {
 	t.Helper()
+	return StartWith(ctx, t, k, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, t testing.TB, k Kind, o Options) *Server {
+	t.Helper()
 	Require(t, k)
 	s := &Server{Kind: k}
 	var err error
 	if k == Postgres {
-		err = s.initPostgres(ctx, t)
+		err = s.initPostgres(ctx, t, o)
 	} else {
-		err = s.initMariaDB(ctx, t)
+		err = s.initMariaDB(ctx, t, o)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +179,11 @@ func (s *Server) Restart(ctx context.Context) error {
 // "postgres" role is the test user here; MariaDB's root over the socket).
 func (s *Server) Exec(ctx context.Context, stmts ...string) error {
 	if s.Kind == Postgres {
-		db, err := sql.Open("pgx", s.DSN())
+		dsn := s.DSN()
+		if s.tls.ca != "" {
+			dsn = strings.Replace(dsn, "sslmode=disable", "sslmode=require", 1)
+		}
+		db, err := sql.Open("pgx", dsn)
 		if err != nil {
 			return err
 		}

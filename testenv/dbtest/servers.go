@@ -54,7 +54,7 @@ func postgresUser() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-func (s *Server) initPostgres(ctx context.Context, t testing.TB) error {
+func (s *Server) initPostgres(ctx context.Context, t testing.TB, o Options) error {
 	cred, err := postgresUser()
 	if err != nil {
 		return err
@@ -87,10 +87,27 @@ func (s *Server) initPostgres(ctx context.Context, t testing.TB) error {
 	// holds it); only a machine's crash would lose it, which no test makes.
 	s.argv = []string{filepath.Join(pgBin(), "postgres"), "-D", data, "-k", s.dir, "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"}
+	admin := strings.Replace(s.DSN(), "/toposcope?", "/postgres?", 1)
+	if o.TLS {
+		if s.tls, err = s.writeTLS(s.dir); err != nil {
+			return err
+		}
+		s.argv = append(s.argv, "-c", "ssl=on", "-c", "ssl_cert_file="+s.tls.cert, "-c", "ssl_key_file="+s.tls.key)
+		// Only TLS connections over TCP; the superuser keeps the socket.
+		hba := "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n"
+		if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+			return fmt.Errorf("dbtest: %w", err)
+		}
+		if cred != nil {
+			if err := os.Chown(filepath.Join(data, "pg_hba.conf"), int(cred.Uid), int(cred.Gid)); err != nil {
+				return fmt.Errorf("dbtest: %w", err)
+			}
+		}
+		admin = strings.Replace(admin, "sslmode=disable", "sslmode=require", 1)
+	}
 	if err := s.run(); err != nil {
 		return err
 	}
-	admin := strings.Replace(s.DSN(), "/toposcope?", "/postgres?", 1)
 	if err := s.wait(ctx, admin); err != nil {
 		return err
 	}
@@ -102,10 +119,13 @@ func (s *Server) initPostgres(ctx context.Context, t testing.TB) error {
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE toposcope"); err != nil {
 		return fmt.Errorf("dbtest: create database: %w", err)
 	}
+	if o.TLS {
+		return s.wait(ctx, strings.Replace(s.DSN(), "sslmode=disable", "sslmode=require", 1))
+	}
 	return s.wait(ctx, s.DSN())
 }
 
-func (s *Server) initMariaDB(ctx context.Context, t testing.TB) error {
+func (s *Server) initMariaDB(ctx context.Context, t testing.TB, o Options) error {
 	if err := s.newDir(t, "dbtest-maria-"); err != nil {
 		return err
 	}
@@ -122,10 +142,18 @@ func (s *Server) initMariaDB(ctx context.Context, t testing.TB) error {
 	s.argv = []string{"/usr/sbin/mariadbd", "--no-defaults", "--datadir=" + data, "--socket=" + s.socket(),
 		"--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", s.port), user, "--pid-file=" + filepath.Join(s.dir, "mariadb.pid"),
 		"--max-allowed-packet=64M", "--innodb-flush-log-at-trx-commit=2", "--skip-name-resolve"}
+	require := ""
+	if o.TLS {
+		if s.tls, err = s.writeTLS(s.dir); err != nil {
+			return err
+		}
+		s.argv = append(s.argv, "--ssl-ca="+s.tls.ca, "--ssl-cert="+s.tls.cert, "--ssl-key="+s.tls.key)
+		require = " REQUIRE SSL"
+	}
 	if err := s.run(); err != nil {
 		return err
 	}
-	grant := fmt.Sprintf("CREATE DATABASE toposcope; CREATE USER 'toposcope'@'127.0.0.1' IDENTIFIED BY '%s'; GRANT ALL ON toposcope.* TO 'toposcope'@'127.0.0.1'", Password)
+	grant := fmt.Sprintf("CREATE DATABASE toposcope; CREATE USER 'toposcope'@'127.0.0.1' IDENTIFIED BY '%s'%s; GRANT ALL ON toposcope.* TO 'toposcope'@'127.0.0.1'", Password, require)
 	for {
 		err := s.Exec(ctx, grant)
 		if err == nil {
@@ -142,6 +170,9 @@ func (s *Server) initMariaDB(ctx context.Context, t testing.TB) error {
 			return err
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if o.TLS {
+		return s.wait(ctx, s.DSN()+"?tls=skip-verify")
 	}
 	return s.wait(ctx, s.DSN())
 }
