@@ -270,3 +270,34 @@ func freePort() (int, error) {
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// SmallDisk mounts a tmpfs of size bytes on a new folder, owned by the
+// server's user, unmounted with the test: a disk the test can fill. It
+// needs root (mount); outside CI the test is skipped without it.
+func (s *Server) SmallDisk(t testing.TB, size int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "true" {
+			t.Skip("dbtest: mounting a small disk needs root")
+		}
+		t.Fatal("dbtest: mounting a small disk needs root (CI=true, so this is a failure, not a skip)")
+	}
+	dir, err := os.MkdirTemp("", "dbtest-disk-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("dbtest: mount tmpfs: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		_ = exec.Command("umount", "-l", dir).Run()
+		_ = os.RemoveAll(dir)
+	})
+	if s.cred != nil {
+		if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
