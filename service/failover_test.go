@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/testenv/budget"
+	"github.com/toposcope/toposcope/testenv/dbtest"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/testenv/proctest"
 	"github.com/toposcope/toposcope/testenv/releasebin"
@@ -135,6 +136,20 @@ func TestServeFailover(t *testing.T) {
 	if testing.Short() && !kubetest.InCI() { // never skipped in CI
 		t.Skip("builds and runs the binary")
 	}
+	for _, shared := range []bool{false, true} {
+		name := map[bool]string{false: "bbolt", true: "postgres"}[shared]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			failover(t, shared)
+		})
+	}
+}
+
+// failover is TestServeFailover with each replica's own bbolt store, or
+// with both on one PostgreSQL database (the followers then read the
+// leader's topology there, and the new leader goes on with the same
+// snapshot history).
+func failover(t *testing.T, shared bool) {
 	c := env.Require(t)
 	p := c.Prefix(t)
 	ns := c.Namespace(t)
@@ -157,6 +172,17 @@ nodes:
 		t.Fatal(err)
 	}
 	kubeconfig := writeTestKubeconfig(t, dir, c)
+	storeYAML := func(name string) string { return "path: " + filepath.Join(dir, name+".db") }
+	if shared {
+		db := dbtest.Start(t.Context(), t, dbtest.Postgres)
+		dsn := filepath.Join(dir, "dsn")
+		if err := os.WriteFile(dsn, []byte(db.DSN()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		storeYAML = func(string) string {
+			return "database: {driver: postgres, dsnFile: " + dsn + ", refreshInterval: 200ms}"
+		}
+	}
 	config := func(name string) string {
 		path := filepath.Join(dir, name+".yaml")
 		data := fmt.Appendf(nil, `provider:
@@ -170,7 +196,7 @@ server:
 discovery:
   interval: 0s
 store:
-  path: %s
+  %s
 kubernetes:
   kubeconfig: %s
   watchNodes: true
@@ -184,7 +210,7 @@ kubernetes:
     renewDeadline: 3s
     retryPeriod: 500ms
     followInterval: 200ms
-`, model, kubeconfig, kubetest.Selector(p), filepath.Join(dir, name+".db"), kubeconfig, kubetest.Selector(p), ns, p)
+`, model, kubeconfig, kubetest.Selector(p), storeYAML(name), kubeconfig, kubetest.Selector(p), ns, p)
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -233,5 +259,12 @@ kubernetes:
 	waitUntil(t, "the new leader labels "+p+"-gpu4", func() bool { return tier0(ctx, core, p+"-gpu4") == "leaf2" }, b)
 	if code, got := b.get(t, "/v1/graph"); code != http.StatusOK || got != want {
 		t.Errorf("the new leader's graph = %d, differs from the old leader's", code)
+	}
+	if shared {
+		// One history: the old leader's snapshots are the new leader's.
+		_, snaps := b.get(t, "/v1/snapshots")
+		if !strings.Contains(snaps, `"id":1,`) || strings.Contains(snaps, `"acceptedBy":"leader"`) {
+			t.Errorf("the new leader's snapshots on the shared store: %s, want the old leader's first one and no adopted copy", snaps)
+		}
 	}
 }
