@@ -34,15 +34,7 @@ func TestExtenderGang(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c, f, ns := setUp(t)
-			ctx := t.Context()
-			racks, ids := f.Members(0), f.SwitchIDs(0)
-			var busy []string
-			for _, id := range ids[:6] {
-				busy = append(busy, racks[id][0])
-			}
-			if err := c.BindPods(ctx, ns, busy, consumertest.GPUsPerNode); err != nil {
-				t.Fatal(err)
-			}
+			busy := bindFirstOfRacks(t, c, f, ns)
 			scheduler, logs := "default-scheduler", c.SchedulerLog
 			var want []string
 			if extended {
@@ -54,21 +46,7 @@ func TestExtenderGang(t *testing.T) {
 				scheduler, s = startExtendedScheduler(t, c, ts)
 				logs = func() string { return s.Log() + "\n" + ts.log.String() }
 			}
-			var pods []string
-			for i := range 8 {
-				p := schedulerPod(ns, fmt.Sprintf("gang-%d", i), scheduler, consumertest.GPUsPerNode, f, "team")
-				p.Labels["toposcope.io/gang"] = "train"
-				p.Annotations["toposcope.io/gang-size"] = "8"
-				if _, err := c.Core().CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				pods = append(pods, p.Name)
-			}
-			bound := map[string]bool{}
-			for _, p := range pods {
-				bound[podNode(t, c, ns, p, logs)] = true
-			}
-			got := slices.Sorted(maps.Keys(bound))
+			got := runTrainGang(t, c, f, ns, scheduler, logs)
 			spines := map[string]int{}
 			for _, n := range got {
 				spines[f.Switch(n, 1)]++
@@ -290,4 +268,41 @@ func TestExtenderRBAC(t *testing.T) {
 	if len(rules.Cluster) != 1 || !slices.Equal(rules.Cluster[0].Verbs, []string{"get"}) {
 		t.Errorf("charts/toposcope/rbac/extender.yaml grants %v; the extender only gets PodGroups", rules.Cluster)
 	}
+}
+
+// bindFirstOfRacks binds a full-node pod to the first node of racks 1-6
+// (of the 4 spines × 2 racks × 4 nodes fabric), so that only spine 4
+// (racks 7 and 8) has 8 free nodes, and returns those nodes.
+func bindFirstOfRacks(t *testing.T, c *kubetest.Cluster, f *consumertest.Fabric, ns string) []string {
+	t.Helper()
+	racks, ids := f.Members(0), f.SwitchIDs(0)
+	var busy []string
+	for _, id := range ids[:6] {
+		busy = append(busy, racks[id][0])
+	}
+	if err := c.BindPods(t.Context(), ns, busy, consumertest.GPUsPerNode); err != nil {
+		t.Fatal(err)
+	}
+	return busy
+}
+
+// runTrainGang creates the 8 pods × 8 GPUs of gang "train" for
+// scheduler and returns the nodes they are bound to, sorted.
+func runTrainGang(t *testing.T, c *kubetest.Cluster, f *consumertest.Fabric, ns, scheduler string, logs func() string) []string {
+	t.Helper()
+	var pods []string
+	for i := range 8 {
+		p := schedulerPod(ns, fmt.Sprintf("gang-%d", i), scheduler, consumertest.GPUsPerNode, f, "team")
+		p.Labels["toposcope.io/gang"] = "train"
+		p.Annotations["toposcope.io/gang-size"] = "8"
+		if _, err := c.Core().CoreV1().Pods(ns).Create(t.Context(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, p.Name)
+	}
+	bound := map[string]bool{}
+	for _, p := range pods {
+		bound[podNode(t, c, ns, p, logs)] = true
+	}
+	return slices.Sorted(maps.Keys(bound))
 }

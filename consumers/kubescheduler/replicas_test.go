@@ -3,8 +3,6 @@ package kubescheduler_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -16,8 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/placement"
@@ -72,14 +68,8 @@ func TestExtenderTwoReplicas(t *testing.T) {
 	t.Parallel()
 	c, f, ns := setUp(t)
 	ctx := t.Context()
-	racks, ids := f.Members(0), f.SwitchIDs(0)
-	var busy []string
-	for _, id := range ids[:6] {
-		busy = append(busy, racks[id][0])
-	}
-	if err := c.BindPods(ctx, ns, busy, consumertest.GPUsPerNode); err != nil {
-		t.Fatal(err)
-	}
+	busy := bindFirstOfRacks(t, c, f, ns)
+	racks := f.Members(0)
 	db := dbtest.Start(ctx, t, dbtest.Postgres)
 	dsn := filepath.Join(t.TempDir(), "dsn")
 	if err := os.WriteFile(dsn, []byte(db.DSN()), 0o600); err != nil {
@@ -122,21 +112,7 @@ func TestExtenderTwoReplicas(t *testing.T) {
 	rr, front := newRoundRobin(t, a.url, b.url)
 	scheduler, s := startExtendedScheduler(t, c, &toposcope{url: front, log: a.log})
 	logs := func() string { return s.Log() + "\n" + a.log.String() + "\n" + b.log.String() }
-	var pods []string
-	for i := range 8 {
-		p := schedulerPod(ns, fmt.Sprintf("gang-%d", i), scheduler, consumertest.GPUsPerNode, f, "team")
-		p.Labels["toposcope.io/gang"] = "train"
-		p.Annotations["toposcope.io/gang-size"] = "8"
-		if _, err := c.Core().CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		pods = append(pods, p.Name)
-	}
-	bound := map[string]bool{}
-	for _, p := range pods {
-		bound[podNode(t, c, ns, p, logs)] = true
-	}
-	got := slices.Sorted(maps.Keys(bound))
+	got := runTrainGang(t, c, f, ns, scheduler, logs)
 	t.Logf("gang train bound to %v; gang other holds %v; extender calls per replica: %d, %d", got, want, rr.calls[0].Load(), rr.calls[1].Load())
 	if len(got) != 8 {
 		t.Errorf("gang train bound to %d nodes %v, want 8", len(got), got)
