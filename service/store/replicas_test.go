@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -135,7 +136,11 @@ func TestDatabaseRestart(t *testing.T) {
 				start := time.Now()
 				err := write(i)
 				if !errors.Is(err, store.ErrUnavailable) {
-					t.Fatalf("write with the database down = %v, want ErrUnavailable", err)
+					c, derr := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", srv.Port()))
+					if derr == nil {
+						_ = c.Close()
+					}
+					t.Fatalf("write with the database down = %v, want ErrUnavailable (dial after: %v)", err, derr)
 				}
 				if d := time.Since(start); d > 10*time.Second {
 					t.Errorf("a write with the database down took %s", d)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,15 +141,78 @@ func (s *Server) Driver() string { return string(s.Kind) }
 // Port is the server's loopback port.
 func (s *Server) Port() int { return s.port }
 
-// Kill ends the server and every process of it (PostgreSQL's backends)
-// with SIGKILL, as a crash of its machine does, and waits for it.
+// Kill ends the server and every process of it (PostgreSQL's backends,
+// which make process groups of their own) with SIGKILL, as a crash of
+// its machine does, and waits until they are gone.
 func (s *Server) Kill() {
 	if s.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	pid := s.cmd.Process.Pid
+	_ = syscall.Kill(pid, syscall.SIGSTOP) // no new child meanwhile
+	kids := childrenOf(pid)
+	for _, k := range kids {
+		_ = syscall.Kill(k, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 	<-s.done
 	s.cmd = nil
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		alive := false
+		for _, k := range kids {
+			if syscall.Kill(k, 0) == nil && !zombie(k) {
+				alive = true
+			}
+		}
+		if !alive {
+			return
+		}
+	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppidOf(n) == pid {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ppidOf and zombie read /proc/PID/stat: "pid (comm) state ppid ...".
+func ppidOf(pid int) int {
+	f := statFields(pid)
+	if len(f) < 2 {
+		return -1
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+func zombie(pid int) bool {
+	f := statFields(pid)
+	return len(f) < 1 || f[0] == "Z"
+}
+
+// statFields are the fields of /proc/PID/stat after the command name.
+func statFields(pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(data[i+1:]))
 }
 
 // Stop ends the server cleanly (SIGTERM), and waits for it.
