@@ -38,6 +38,9 @@ type RequestsDeps struct {
 	// learns that it was published (the discovery loop); without one, a
 	// request never publishes.
 	Guard PublishGuard
+	// Replica, on a shared store, owns the requests this process takes:
+	// Resume takes over only those whose replica is gone.
+	Replica *Replica
 }
 
 // PublishGuard is what a request that publishes answers to: the shrink
@@ -121,6 +124,9 @@ func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bo
 	res := &store.Result{
 		ID: id, State: store.StatePending, Request: req.Canonical(),
 		HadCredentials: req.Creds.Len() > 0, SubmittedAt: r.deps.Now(),
+	}
+	if r.deps.Replica != nil {
+		res.Owner = r.deps.Replica.ID
 	}
 	// Built (and so validated) before anything is stored: a refused
 	// request leaves nothing behind.
@@ -310,7 +316,9 @@ func (r *Requests) Result(ctx context.Context, id string) (*store.Result, []byte
 }
 
 // Resume restarts the requests a previous process left pending. Those
-// that carried credentials cannot be: they fail with ErrInterrupted.
+// that carried credentials cannot be: they fail with ErrInterrupted. On a
+// shared store it takes over only the requests whose replica is gone (its
+// lock is free), each claimed in the database so that one replica does.
 func (r *Requests) Resume(ctx context.Context) error {
 	pending, err := r.deps.Store.PendingResults(ctx)
 	if err != nil {
@@ -319,6 +327,16 @@ func (r *Requests) Resume(ctx context.Context) error {
 	var errs []error
 	for i := range pending {
 		res := &pending[i]
+		r.mu.Lock()
+		running := r.inflight[res.ID]
+		r.mu.Unlock()
+		if running {
+			continue
+		}
+		if ok, err := r.claim(ctx, res); !ok {
+			errs = append(errs, err) // nil when another live replica runs it
+			continue
+		}
 		if res.HadCredentials {
 			r.finish(ctx, &job{res: res}, nil, "", fmt.Errorf("credentials are never stored, so submit the request again: %w", ErrInterrupted))
 			continue
@@ -345,6 +363,25 @@ func (r *Requests) Resume(ctx context.Context) error {
 		r.start(ctx, j)
 	}
 	return errors.Join(errs...)
+}
+
+// claim makes res this replica's when its owner is gone; true when this
+// replica may run it.
+func (r *Requests) claim(ctx context.Context, res *store.Result) (bool, error) {
+	rep := r.deps.Replica
+	if rep == nil || res.Owner == rep.ID {
+		return true, nil
+	}
+	alive, err := rep.Alive(ctx, res.Owner)
+	if err != nil || alive {
+		return false, err
+	}
+	ok, err := r.deps.Store.ClaimResult(ctx, res.ID, res.Owner, rep.ID)
+	if ok {
+		r.log.Info("taking over a request its replica left pending", "request", res.ID, "replica", res.Owner)
+		res.Owner = rep.ID
+	}
+	return ok, err
 }
 
 // Close cancels the requests in flight (they stay pending in the store)

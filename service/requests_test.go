@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/toposcope/toposcope/server"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/service/store"
+	"github.com/toposcope/toposcope/testenv/dbtest"
 )
 
 type fixture struct {
@@ -154,5 +156,81 @@ func TestResultErrorKeepsKindAndField(t *testing.T) {
 		if service.FieldOf(err) != "f" || err.Error() != "m" {
 			t.Errorf("kind %s: field %q message %q", kind, service.FieldOf(err), err)
 		}
+	}
+}
+
+// TestRequestsSharedResume: two replicas on one PostgreSQL database. The
+// requests replica a took stay its own while it lives: replica b's
+// Resume leaves them pending. Once a is gone (its lock freed), b takes
+// them over: the plain one is run, the one
+// that carried credentials fails as interrupted.
+func TestRequestsSharedResume(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Start(t.Context(), t, dbtest.Postgres)
+	open := func() *fixture {
+		t.Helper()
+		st, err := store.OpenDatabase(t.Context(), store.Database{Driver: db.Driver(), DSN: db.DSN()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := service.NewMetrics(prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &fixture{store: st, limiter: service.NewLimiter(1), metrics: m}
+	}
+	replica := func(f *fixture) (*service.Requests, *service.Replica) {
+		t.Helper()
+		rep, err := service.JoinReplicas(t.Context(), f.store, time.Second, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := config.DefaultServer()
+		return service.NewRequests(service.RequestsDeps{
+			Registry: app.Registry(), Store: f.store, Metrics: f.metrics, Limiter: f.limiter,
+			Server: srv, Retention: config.DefaultStore().Retention, Provider: config.Plugin{Name: "sim"}, Replica: rep,
+		}), rep
+	}
+	fa := open()
+	ra, repA := replica(fa)
+	if err := fa.limiter.Acquire(t.Context()); err != nil { // a's requests wait
+		t.Fatal(err)
+	}
+	plain, _, err := ra.Submit(t.Context(), parse(t, treeReq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCreds, _, err := ra.Submit(t.Context(), parse(t, `{"provider":{"name":"sim","params":{"model":"nvl72"},"creds":{"k":"v"}},"engine":{"name":"slurm"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := open()
+	defer fb.store.Close()
+	rb, repB := replica(fb)
+	defer rb.Close()
+	defer func() { _ = repB.Leave(context.Background()) }()
+	if err := rb.Resume(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, id := range []string{plain, withCreds} {
+		res, _, err := rb.Result(t.Context(), id)
+		if err != nil || res.State != store.StatePending || res.Owner == repB.ID {
+			t.Fatalf("request %s while its replica lives: %+v, %v; want pending and a's", id, res, err)
+		}
+	}
+	ra.Close() // a goes: its requests stay pending, its lock with it
+	fa.limiter.Release()
+	if err := errors.Join(repA.Leave(t.Context()), fa.store.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Resume(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res := waitDone(t, rb, plain); res.State != store.StateDone || res.Owner != repB.ID {
+		t.Errorf("orphaned request taken over: %+v", res)
+	}
+	if res := waitDone(t, rb, withCreds); res.State != store.StateFailed || !errors.Is(service.ResultError(res), service.ErrInterrupted) {
+		t.Errorf("orphaned request with credentials: %+v", res)
 	}
 }

@@ -74,6 +74,7 @@ type Service struct {
 	log      *slog.Logger
 	syncer   *placement.Syncer
 	onHangup func()
+	replica  *Replica // on a shared store
 }
 
 // New opens the store, builds every configured plugin and restores the
@@ -140,9 +141,15 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err := s.Loop.Load(ctx); err != nil {
 		return nil, err
 	}
+	if st.Shared() {
+		if s.replica, err = JoinReplicas(ctx, st, cfg.Store.Database.RefreshInterval, deps.Logger); err != nil {
+			return nil, err
+		}
+	}
 	s.Requests = newRequests(RequestsDeps{
 		Registry: deps.Registry, Store: st, Logger: deps.Logger, Metrics: metrics, Now: deps.Now,
 		Limiter: newLimiter(cfg.Server.MaxConcurrentDiscoveries), Server: cfg.Server, Guard: s.Loop, Retention: cfg.Store.Retention, Provider: cfg.Provider, Engines: cfg.Engines,
+		Replica: s.replica,
 	})
 	if err := s.Requests.Resume(ctx); err != nil {
 		deps.Logger.Warn("some pending requests could not be resumed", "err", err)
@@ -205,7 +212,11 @@ func (s *Service) Close() error {
 	if s.Requests != nil {
 		s.Requests.Close()
 	}
-	return s.Store.Close()
+	var err error
+	if s.replica != nil {
+		err = s.replica.Leave(context.Background())
+	}
+	return errors.Join(err, s.Store.Close())
 }
 
 // ledgerSyncer builds the configured ledger sources through the

@@ -30,17 +30,27 @@ func (s *Service) Refresh(ctx context.Context) (bool, error) {
 	return changed, s.Placement.Refresh(ctx)
 }
 
+// resumeEvery is how many refreshes pass between two looks for requests
+// that a vanished replica left pending.
+const resumeEvery = 15
+
 // refreshEvery runs Refresh every interval until ctx ends, logging a
-// failure once until the store answers again.
+// failure once until the store answers again; every resumeEvery
+// refreshes it takes over the requests of replicas that are gone.
 func (s *Service) refreshEvery(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failing := false
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if tick%resumeEvery == 0 {
+			if err := s.Requests.Resume(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("shared store: taking over orphaned requests", "err", err)
+			}
 		}
 		changed, err := s.Refresh(ctx)
 		switch {

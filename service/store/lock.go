@@ -87,7 +87,8 @@ func (l *Lock) Hold(ctx context.Context, period time.Duration) error {
 	}
 }
 
-// Release gives the lock back and closes its connection.
+// Release gives the lock back and closes its connection. ErrUnavailable
+// means the connection had already broken, which freed the lock.
 func (l *Lock) Release(ctx context.Context) error {
 	if l.conn == nil {
 		return nil
@@ -99,7 +100,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("release lock %s: %w", l.name, err)
+		return l.b.classify(ctx, fmt.Errorf("release lock %s: %w", l.name, err))
 	}
 	return nil
 }

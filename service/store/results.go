@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -45,6 +46,8 @@ type Result struct {
 	ErrKind    string `json:"errKind,omitempty"`
 	ErrMessage string `json:"errMessage,omitempty"`
 	ErrField   string `json:"errField,omitempty"`
+	// Owner is the replica that runs the request, on a shared store.
+	Owner string `json:"owner,omitempty"`
 }
 
 // PutResult stores r and, when body is not nil, its body, replacing what
@@ -99,4 +102,30 @@ func (s *Store) PendingResults(ctx context.Context) ([]Result, error) {
 		})
 	})
 	return out, err
+}
+
+// ClaimResult makes the pending request id owner to's, if it is still
+// pending and from's; it reports whether it did, so that of two replicas
+// taking over an orphaned request one does.
+func (s *Store) ClaimResult(ctx context.Context, id, from, to string) (bool, error) {
+	claimed := false
+	err := s.update(ctx, func(tx txn) error {
+		claimed = false
+		var r Result
+		switch err := getJSON(tx, bResults, []byte(id), &r); {
+		case errors.Is(err, ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		}
+		if r.State != StatePending || r.Owner != from {
+			return nil
+		}
+		r.Owner, claimed = to, true
+		return putJSON(tx, bResults, []byte(id), &r)
+	})
+	if err != nil {
+		return false, fmt.Errorf("claim request %s: %w", id, err)
+	}
+	return claimed, nil
 }

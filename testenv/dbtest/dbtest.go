@@ -215,12 +215,17 @@ func statFields(pid int) []string {
 	return strings.Fields(string(data[i+1:]))
 }
 
-// Stop ends the server cleanly (SIGTERM), and waits for it.
+// Stop ends the server cleanly (PostgreSQL's fast shutdown, MariaDB's
+// SIGTERM), and waits for it.
 func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	sig := syscall.SIGTERM
+	if s.Kind == Postgres {
+		sig = syscall.SIGINT // fast shutdown: clients still connected are disconnected, not waited for
+	}
+	_ = s.cmd.Process.Signal(sig)
 	select {
 	case <-s.done:
 	case <-time.After(30 * time.Second):
