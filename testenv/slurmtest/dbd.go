@@ -9,15 +9,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toposcope/toposcope/testenv/dbtest"
 )
 
-// Host binaries of the accounting database (Debian bookworm: slurmdbd,
-// mariadb-server).
+// Host binaries of the accounting daemon (Debian bookworm: slurmdbd);
+// its MariaDB is dbtest's.
 const (
 	slurmdbdBin   = "/usr/sbin/slurmdbd"
-	mariadbdBin   = "/usr/sbin/mariadbd"
-	installDBBin  = "/usr/bin/mariadb-install-db"
-	mariadbBin    = "/usr/bin/mariadb"
 	sacctmgrBin   = "/usr/bin/sacctmgr"
 	dbdClusterKey = "topotest" // ClusterName of every slurm.conf this package writes
 )
@@ -27,11 +26,10 @@ const (
 // controller with [Options.DBD] set to it to read fair share back with
 // sshare.
 type DBD struct {
-	dir        string
-	port       int // slurmdbd's port
-	procs      []*exec.Cmd
-	dbdLog     string
-	mariadbLog string
+	dir    string
+	port   int // slurmdbd's port
+	procs  []*exec.Cmd
+	dbdLog string
 }
 
 // RequireDBD skips the test when slurmdbd and MariaDB cannot run here (or
@@ -39,9 +37,10 @@ type DBD struct {
 func RequireDBD(t testing.TB) {
 	t.Helper()
 	Require(t, V2205)
-	for _, bin := range []string{slurmdbdBin, mariadbdBin, installDBBin, mariadbBin, sacctmgrBin} {
+	dbtest.Require(t, dbtest.MariaDB)
+	for _, bin := range []string{slurmdbdBin, sacctmgrBin} {
 		if _, err := os.Stat(bin); err != nil {
-			msg := fmt.Sprintf("slurmtest: %s is missing (packages slurmdbd, mariadb-server); %s", bin, installHint)
+			msg := fmt.Sprintf("slurmtest: %s is missing (package slurmdbd); %s", bin, installHint)
 			if os.Getenv("CI") == "true" {
 				t.Fatal(msg + " (CI=true, so this is a failure, not a skip)")
 			}
@@ -50,35 +49,19 @@ func RequireDBD(t testing.TB) {
 	}
 }
 
-// StartDBD initialises a MariaDB data folder, starts mariadbd on a free
-// loopback port with a user for slurmdbd, then slurmdbd, and waits until
-// sacctmgr answers through it.
+// StartDBD starts a MariaDB server (dbtest's) with a user for slurmdbd,
+// then slurmdbd, and waits until sacctmgr answers through it.
 func StartDBD(ctx context.Context, t testing.TB) (*DBD, error) {
 	d := &DBD{dir: t.TempDir()}
 	t.Cleanup(d.stop)
-	ports, err := freePorts(2)
+	ports, err := freePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	dbPort := ports[0]
-	d.port = ports[1]
-	data := filepath.Join(d.dir, "data")
-	if out, err := exec.CommandContext(ctx, installDBBin, "--no-defaults", "--datadir="+data, "--user=root",
-		"--auth-root-authentication-method=socket").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("slurmtest: mariadb-install-db: %w\n%s", err, out)
-	}
-	sock := filepath.Join(d.dir, "mysql.sock")
-	d.mariadbLog = filepath.Join(d.dir, "mariadb.log")
-	if err := d.start(mariadbdBin, "--no-defaults", "--datadir="+data, "--socket="+sock, "--bind-address=127.0.0.1",
-		fmt.Sprintf("--port=%d", dbPort), "--user=root", "--pid-file="+filepath.Join(d.dir, "mariadb.pid"),
-		"--log-error="+d.mariadbLog); err != nil {
-		return nil, err
-	}
-	grant := "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmtest'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"
-	if err := poll(ctx, "MariaDB to accept the slurm user", func() (bool, string) {
-		out, err := exec.CommandContext(ctx, mariadbBin, "--no-defaults", "-S", sock, "-u", "root", "-e", grant).CombinedOutput()
-		return err == nil, string(out) + d.tail(d.mariadbLog)
-	}); err != nil {
+	d.port = ports[0]
+	db := dbtest.Start(ctx, t, dbtest.MariaDB)
+	dbPort := db.Port()
+	if err := db.Exec(ctx, "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmtest'", "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1'"); err != nil {
 		return nil, err
 	}
 	conf := fmt.Sprintf(`AuthType=auth/munge
