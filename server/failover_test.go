@@ -24,8 +24,9 @@ func TestReplicasFailOver(t *testing.T) {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
 			db := dbtest.Start(t.Context(), t, k)
-			replicas := startOnDatabase(t, db, [2]string{db.DSN(), db.DSN()})
-			leader, follower := whoLeads(t, replicas)
+			replicas := startOnDatabase(t, db, db.DSN(), db.DSN())
+			leader, others := whoLeads(t, replicas)
+			follower := others[0]
 			var acked []string
 			for i := range 20 {
 				s := replicas[i%2]
@@ -82,11 +83,11 @@ func TestReplicasFailOver(t *testing.T) {
 	}
 }
 
-// startOnDatabase starts two release binaries, each on the database by
-// its DSN, discovering every second, and waits until both are ready.
-func startOnDatabase(t *testing.T, db *dbtest.Server, dsns [2]string) [2]*serveProc {
+// startOnDatabase starts a release binary on the database for each DSN,
+// discovering every second, and waits until each is ready.
+func startOnDatabase(t *testing.T, db *dbtest.Server, dsns ...string) []*serveProc {
 	t.Helper()
-	var replicas [2]*serveProc
+	replicas := make([]*serveProc, len(dsns))
 	for i := range replicas {
 		dir := t.TempDir()
 		dsn := writeFile(t, dir, "dsn", []byte(dsns[i]))
@@ -115,8 +116,9 @@ func TestReplicasNetworkCut(t *testing.T) {
 			t.Parallel()
 			db := dbtest.Start(t.Context(), t, k)
 			proxies := [2]*dbtest.Proxy{dbtest.NewProxy(t, db), dbtest.NewProxy(t, db)}
-			replicas := startOnDatabase(t, db, [2]string{proxies[0].DSN(db), proxies[1].DSN(db)})
-			leader, follower := whoLeads(t, replicas)
+			replicas := startOnDatabase(t, db, proxies[0].DSN(db), proxies[1].DSN(db))
+			leader, others := whoLeads(t, replicas)
+			follower := others[0]
 			cut := proxies[0]
 			if leader == replicas[1] {
 				cut = proxies[1]
@@ -169,20 +171,90 @@ func TestReplicasNetworkCut(t *testing.T) {
 }
 
 // whoLeads waits until one replica logs that it leads, and returns it
-// first.
-func whoLeads(t *testing.T, r [2]*serveProc) (leader, follower *serveProc) {
+// and the others.
+func whoLeads(t *testing.T, r []*serveProc) (leader *serveProc, others []*serveProc) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		for i, s := range r {
 			if strings.Contains(s.stderr.String(), "leading: this replica discovers") {
-				return s, r[1-i]
+				return s, append(append([]*serveProc(nil), r[:i]...), r[i+1:]...)
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("no replica leads:\n%s\n%s", r[0].stderr, r[1].stderr)
 	return nil, nil
+}
+
+// TestReplicasLoseNothing: three release binaries on one database
+// (PostgreSQL, MariaDB) take ledger writes in turn through three faults:
+// a follower killed with SIGKILL, the database killed and started again,
+// and the leader killed. After each, the survivors serve, one of them
+// leads and discovers, and every write any replica acknowledged is in
+// every survivor's ledger.
+func TestReplicasLoseNothing(t *testing.T) {
+	t.Parallel()
+	for _, k := range dbtest.Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			db := dbtest.Start(t.Context(), t, k)
+			live := startOnDatabase(t, db, db.DSN(), db.DSN(), db.DSN())
+			var acked []string
+			write := func(n int) {
+				t.Helper()
+				for i := range n {
+					s := live[i%len(live)]
+					w := fmt.Sprintf("job-%03d", len(acked))
+					body := fmt.Sprintf(`{"records":[{"account":"a","workload":%q,"gpus":1,"start":"2026-01-01T00:00:00Z"}]}`, w)
+					code, _ := s.callQuiet(http.MethodPost, "/v1/ledger", body)
+					if code == http.StatusOK {
+						acked = append(acked, w)
+					} else if code != http.StatusServiceUnavailable {
+						t.Fatalf("ledger write: %d", code)
+					}
+				}
+			}
+			check := func(after string) {
+				t.Helper()
+				for i, s := range live {
+					_, ledger := s.call(http.MethodGet, "/v1/ledger", "")
+					for _, w := range acked {
+						if !strings.Contains(ledger, w) {
+							t.Fatalf("after %s, replica %d's ledger lacks %s", after, i, w)
+						}
+					}
+				}
+			}
+			leader, others := whoLeads(t, live)
+			write(12)
+			others[0].kill()
+			live = []*serveProc{leader, others[1]}
+			write(12)
+			check("a follower's SIGKILL")
+
+			db.Kill()
+			write(4) // each 503 within opTimeout, none acknowledged
+			if err := db.Restart(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(time.Minute)
+			for n := len(acked); len(acked) < n+8 && time.Now().Before(deadline); {
+				write(2)
+			}
+			check("the database's restart")
+
+			before := runCount(t, others[1])
+			leader.kill()
+			live = []*serveProc{others[1]}
+			others[1].waitFor("/v1/runs?limit=200", func(code int, body string) bool {
+				return code == http.StatusOK && strings.Count(body, `"trigger"`) > before
+			})
+			write(6)
+			check("the leader's SIGKILL")
+			t.Logf("%d writes acknowledged through the three faults", len(acked))
+		})
+	}
 }
 
 // runCount is the number of discovery runs s lists.
