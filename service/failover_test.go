@@ -136,20 +136,20 @@ func TestServeFailover(t *testing.T) {
 	if testing.Short() && !kubetest.InCI() { // never skipped in CI
 		t.Skip("builds and runs the binary")
 	}
-	for _, shared := range []bool{false, true} {
-		name := map[bool]string{false: "bbolt", true: "postgres"}[shared]
+	for _, name := range []string{"bbolt", string(dbtest.Postgres), string(dbtest.MariaDB)} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			failover(t, shared)
+			failover(t, dbtest.Kind(name))
 		})
 	}
 }
 
 // failover is TestServeFailover with each replica's own bbolt store, or
-// with both on one PostgreSQL database (the followers then read the
+// with both on one database of kind db (the followers then read the
 // leader's topology there, and the new leader goes on with the same
 // snapshot history).
-func failover(t *testing.T, shared bool) {
+func failover(t *testing.T, db dbtest.Kind) {
+	shared := db != "bbolt"
 	c := env.Require(t)
 	p := c.Prefix(t)
 	ns := c.Namespace(t)
