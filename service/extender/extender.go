@@ -273,6 +273,13 @@ func fitScore(occ placement.Occupancy, known bool, gpus int) int64 {
 // occupied is the ledger's occupancy plus every hold, in one pass
 // (holds whose pods are all bound in that ledger are released).
 func (e *Extender) occupied(ctx context.Context, extra ...string) (service.Occupancy, error) {
+	if e.opts.Shared == nil { // the holds are this process's: lock them only to read them
+		return e.opts.Planner.OccupiedHeld(ctx, func(ledger []placement.Record, at time.Time) []placement.Record {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return e.held.records(ledger, "", at)
+		}, extra...)
+	}
 	var o service.Occupancy
 	err := e.withHolds(ctx, func(hs *holds) error {
 		var err error
