@@ -93,6 +93,9 @@ func (s *Books) reload(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if version < s.version {
+		return nil // a reload that read later has applied already
+	}
 	s.budgets, s.stored, s.version = b, bag{}, version
 	for src := range s.synced {
 		delete(s.synced, src)
