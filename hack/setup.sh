@@ -3,7 +3,8 @@
 # gcc and git (run as root): make, golangci-lint, munge, Slurm 22.05 on the
 # host (slurmctld, slurmd, slurm-client), Slurm 24.11 in a cached Debian
 # trixie chroot, PostgreSQL and MariaDB for the shared store's tests (which
-# start servers of their own), ibsim and the real ibnetdiscover, etcd and a kube-apiserver
+# start servers of their own), iproute2 and lldpd for the LLDP tests (which
+# build networks of namespaces), ibsim and the real ibnetdiscover, etcd and a kube-apiserver
 # and kube-scheduler built once from k8s.io/kubernetes, Kueue built once from
 # sigs.k8s.io/kueue (with its CRDs; 3-11 minutes cold), the KAI scheduler built
 # once from github.com/NVIDIA/KAI-scheduler (with its CRDs; 3-7 minutes
@@ -23,6 +24,7 @@ export TOPOSCOPE_CACHE="$CACHE"
 bash hack/install-tools.sh
 bash hack/install-slurm.sh
 bash hack/install-databases.sh
+bash hack/install-netlab.sh
 bash hack/install-kube.sh
 bash hack/install-kueue.sh
 bash hack/install-kai.sh

@@ -1,0 +1,149 @@
+// Package lldp reads what LLDP says of a host's links: for each of its
+// NICs, the switch at the other end (its chassis ID and system name) and
+// the port. It parses lldpd's own view, `lldpcli -f json0 show
+// neighbors`, the format whose fields are arrays at every count (plain
+// `-f json` turns a one-element array into an object).
+package lldp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// ErrFormat is wrapped when lldpcli's output is not the json0 shape.
+var ErrFormat = errors.New("lldpcli output")
+
+// Neighbor is the switch one NIC of the host sees, as its LLDP frames
+// say.
+type Neighbor struct {
+	// Interface is the host's NIC (eth0, ens4f0np0).
+	Interface string `json:"interface"`
+	// ChassisID identifies the switch; ChassisIDType says what it is
+	// (mac, ip, local, ifname...).
+	ChassisID     string `json:"chassisID"`
+	ChassisIDType string `json:"chassisIDType,omitempty"`
+	// SysName is the switch's system name, where it sends one.
+	SysName string `json:"sysName,omitempty"`
+	// PortID identifies the switch's port; PortIDType says what it is.
+	PortID     string `json:"portID"`
+	PortIDType string `json:"portIDType,omitempty"`
+	// PortDescr is the port's description (often its name, swp17).
+	PortDescr string `json:"portDescr,omitempty"`
+	// MgmtIPs are the switch's management addresses.
+	MgmtIPs []string `json:"mgmtIPs,omitempty"`
+}
+
+// Bounds of one host's neighbors: what no real host exceeds, so that a
+// garbled or hostile output cannot grow a report without end.
+const (
+	// MaxNeighbors is the most neighbors a host reports.
+	MaxNeighbors = 64
+	// MaxField is the longest string a neighbor field keeps (LLDP's own
+	// limit for a chassis ID, port ID or system name is 255 bytes).
+	MaxField = 255
+	// MaxMgmtIPs is the most management addresses kept for a neighbor.
+	MaxMgmtIPs = 4
+)
+
+// json0 is the shape of `lldpcli -f json0 show neighbors`.
+type json0 struct {
+	LLDP []struct {
+		Interface []struct {
+			Name    string        `json:"name"`
+			Via     string        `json:"via"`
+			Chassis []chassisJSON `json:"chassis"`
+			Port    []portJSON    `json:"port"`
+		} `json:"interface"`
+	} `json:"lldp"`
+}
+
+// chassisJSON and portJSON are a neighbor's switch and port in json0.
+type chassisJSON struct {
+	ID     []typedValue `json:"id"`
+	Name   []typedValue `json:"name"`
+	MgmtIP []typedValue `json:"mgmt-ip"`
+}
+
+type portJSON struct {
+	ID    []typedValue `json:"id"`
+	Descr []typedValue `json:"descr"`
+}
+
+type typedValue struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// ParseNeighbors reads `lldpcli -f json0 show neighbors`. A neighbor
+// without a chassis ID or a port ID, or with a field past the bounds, is
+// left out and named in the warnings; output that is not the json0 shape
+// is an error.
+func ParseNeighbors(data []byte) ([]Neighbor, []string, error) {
+	data = bytes.TrimSpace(data) // lldpcli starts with blank lines
+	var doc json0
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, nil, fmt.Errorf("%w: not lldpcli -f json0: %w", ErrFormat, err)
+	}
+	var out []Neighbor
+	var warnings []string
+	for _, l := range doc.LLDP {
+		for _, ifc := range l.Interface {
+			n, why := neighborOf(ifc.Name, ifc.Via, ifc.Chassis, ifc.Port)
+			switch {
+			case why != "":
+				warnings = append(warnings, fmt.Sprintf("interface %q: %s: left out", clip(ifc.Name), why))
+			case len(out) == MaxNeighbors:
+				warnings = append(warnings, fmt.Sprintf("interface %q: more than %d neighbors: left out", clip(ifc.Name), MaxNeighbors))
+			default:
+				out = append(out, n)
+			}
+		}
+	}
+	return out, warnings, nil
+}
+
+// neighborOf builds one neighbor, or says why it cannot.
+func neighborOf(name, via string, chassis []chassisJSON, port []portJSON) (Neighbor, string) {
+	if via != "" && via != "LLDP" {
+		return Neighbor{}, fmt.Sprintf("learnt by %q, not LLDP", clip(via))
+	}
+	if len(chassis) == 0 || len(chassis[0].ID) == 0 || chassis[0].ID[0].Value == "" {
+		return Neighbor{}, "no chassis ID"
+	}
+	if len(port) == 0 || len(port[0].ID) == 0 || port[0].ID[0].Value == "" {
+		return Neighbor{}, "no port ID"
+	}
+	c, p := chassis[0], port[0]
+	n := Neighbor{Interface: name, ChassisID: c.ID[0].Value, ChassisIDType: c.ID[0].Type, PortID: p.ID[0].Value, PortIDType: p.ID[0].Type}
+	if len(c.Name) > 0 {
+		n.SysName = c.Name[0].Value
+	}
+	if len(p.Descr) > 0 {
+		n.PortDescr = p.Descr[0].Value
+	}
+	for _, ip := range c.MgmtIP {
+		if len(n.MgmtIPs) < MaxMgmtIPs && ip.Value != "" {
+			n.MgmtIPs = append(n.MgmtIPs, ip.Value)
+		}
+	}
+	for _, f := range append([]string{n.Interface, n.ChassisID, n.ChassisIDType, n.SysName, n.PortID, n.PortIDType, n.PortDescr}, n.MgmtIPs...) {
+		if len(f) > MaxField || !utf8.ValidString(f) {
+			return Neighbor{}, fmt.Sprintf("a field of %d bytes, or not UTF-8 (at most %d)", len(f), MaxField)
+		}
+	}
+	if n.Interface == "" {
+		return Neighbor{}, "no interface name"
+	}
+	return n, ""
+}
+
+// clip cuts a name for a warning.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}

@@ -1,0 +1,108 @@
+package lldp_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/testenv/netlab"
+)
+
+// TestNeighborsFromRealLLDPD cables two hosts to two leaves (host h1 on
+// both rails, h2 on the first) in network namespaces, runs the real lldpd
+// in each, and reads each host's `lldpcli -f json0 show neighbors`: every
+// NIC names the leaf and the port it is cabled to, and one leaf has one
+// chassis ID whichever host sees it.
+func TestNeighborsFromRealLLDPD(t *testing.T) {
+	t.Parallel()
+	lab := netlab.New(t)
+	lab.Link("h1", "eth0", "leaf01", "swp1")
+	lab.Link("h1", "eth1", "leaf02", "swp1")
+	lab.Link("h2", "eth0", "leaf01", "swp2")
+	for _, n := range []string{"leaf01", "leaf02", "h1", "h2"} {
+		lab.LLDPD(t.Context(), n, n)
+	}
+	want := map[string]map[string]string{
+		"h1": {"eth0": "leaf01/swp1", "eth1": "leaf02/swp1"},
+		"h2": {"eth0": "leaf01/swp2"},
+	}
+	chassis := map[string]string{}
+	for host, nics := range want {
+		var got []lldp.Neighbor
+		deadline := time.Now().Add(30 * time.Second)
+		for len(got) < len(nics) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s sees %d neighbors after 30 s, want %d", host, len(got), len(nics))
+			}
+			time.Sleep(100 * time.Millisecond)
+			out, err := lab.LLDPCLI(t.Context(), host, "-f", "json0", "show", "neighbors")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warnings []string
+			if got, warnings, err = lldp.ParseNeighbors(out); err != nil || len(warnings) > 0 {
+				t.Fatalf("%s: %v %v\n%s", host, err, warnings, out)
+			}
+		}
+		for _, n := range got {
+			if w := nics[n.Interface]; w != n.SysName+"/"+n.PortDescr || n.PortID == "" || n.ChassisID == "" {
+				t.Errorf("%s %s sees %+v, want %s", host, n.Interface, n, w)
+			}
+			if c, ok := chassis[n.SysName]; ok && c != n.ChassisID {
+				t.Errorf("%s has chassis ID %s from %s, %s from another host", n.SysName, n.ChassisID, host, c)
+			}
+			chassis[n.SysName] = n.ChassisID
+		}
+	}
+}
+
+// TestParseNeighbors: what is kept and what is refused.
+func TestParseNeighbors(t *testing.T) {
+	t.Parallel()
+	one := func(ifc, chassisID, portID, name string) string {
+		return fmt.Sprintf(`{"name":%q,"via":"LLDP","chassis":[{"id":[{"type":"mac","value":%q}],"name":[{"value":%q}]}],"port":[{"id":[{"type":"ifname","value":%q}],"descr":[{"value":"d"}]}]}`,
+			ifc, chassisID, name, portID)
+	}
+	doc := func(ifcs ...string) string {
+		return "\n\n" + `{"lldp":[{"interface":[` + strings.Join(ifcs, ",") + `]}]}`
+	}
+	many := make([]string, lldp.MaxNeighbors+1)
+	for i := range many {
+		many[i] = one(fmt.Sprintf("eth%d", i), "c", "p", "leaf")
+	}
+	tests := []struct {
+		name     string
+		in       string
+		kept     int
+		warnings []string
+		err      error
+	}{
+		{"one neighbor", doc(one("eth0", "aa:bb", "swp1", "leaf01")), 1, nil, nil},
+		{"no neighbors", `{"lldp":[{}]}`, 0, nil, nil},
+		{"no chassis ID", doc(one("eth0", "", "swp1", "leaf01")), 0, []string{`interface "eth0": no chassis ID`}, nil},
+		{"no port ID", doc(one("eth0", "aa", "", "leaf01")), 0, []string{`interface "eth0": no port ID`}, nil},
+		{"oversized system name", doc(one("eth0", "aa", "swp1", strings.Repeat("x", 256))), 0, []string{"a field of 256 bytes"}, nil},
+		{"raw byte not UTF-8 (decoded as U+FFFD)", strings.Replace(doc(one("eth0", "aa", "swp1", "LEAF")), "LEAF", "le\xffaf", 1), 1, nil, nil},
+		{"learnt by CDP", strings.Replace(doc(one("eth0", "aa", "swp1", "l")), `"via":"LLDP"`, `"via":"CDPv2"`, 1), 0, []string{`learnt by "CDPv2"`}, nil},
+		{"too many", doc(many...), lldp.MaxNeighbors, []string{fmt.Sprintf("more than %d neighbors", lldp.MaxNeighbors)}, nil},
+		{"plain -f json shape", `{"lldp":{"interface":{"eth0":{"chassis":{}}}}}`, 0, nil, lldp.ErrFormat},
+		{"not JSON", "Interface: eth0", 0, nil, lldp.ErrFormat},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, warnings, err := lldp.ParseNeighbors([]byte(tt.in))
+			if !errors.Is(err, tt.err) || len(got) != tt.kept || len(warnings) != len(tt.warnings) {
+				t.Fatalf("ParseNeighbors = %d kept, %q, %v; want %d, %q, %v", len(got), warnings, err, tt.kept, tt.warnings, tt.err)
+			}
+			for i, w := range tt.warnings {
+				if !strings.Contains(warnings[i], w) {
+					t.Errorf("warning %q lacks %q", warnings[i], w)
+				}
+			}
+		})
+	}
+}
