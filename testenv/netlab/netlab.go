@@ -127,7 +127,14 @@ func (l *Lab) LLDPD(ctx context.Context, node, hostname string) {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	cmd := exec.Command("/usr/sbin/ip", "netns", "exec", l.ns(node), "/usr/sbin/lldpd", "-d", "-u", l.socket(node), "-M", "4", "-I", "*")
+	// lldpd configures itself at start by running lldpcli (-L): this one
+	// names the system before lldpd sends its first frame, then resumes.
+	script := filepath.Join(l.dir, node+"-lldpcli.sh")
+	body := fmt.Sprintf("#!/bin/sh\n/usr/sbin/lldpcli -u %[1]s configure system hostname %[2]s && exec /usr/sbin/lldpcli -u %[1]s resume\n", l.socket(node), hostname)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		l.t.Fatal(err)
+	}
+	cmd := exec.Command("/usr/sbin/ip", "netns", "exec", l.ns(node), "/usr/sbin/lldpd", "-d", "-u", l.socket(node), "-M", "4", "-I", "*", "-L", script)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -137,18 +144,16 @@ func (l *Lab) LLDPD(ctx context.Context, node, hostname string) {
 	go func() { _ = cmd.Wait(); _ = logf.Close() }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := l.LLDPCLI(ctx, node, "configure", "system", "hostname", hostname)
-		if err == nil {
+		out, err := l.LLDPCLI(ctx, node, "show", "configuration")
+		if err == nil && strings.Contains(string(out), "Override system name with: "+hostname+"\n") {
 			break
 		}
 		if time.Now().After(deadline) {
-			l.t.Fatalf("netlab: lldpd in %s does not answer: %v", node, err)
+			l.t.Fatalf("netlab: lldpd in %s did not start: %v\n%s", node, err, out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// lldpd starts paused until its configuration is read; then send now
-	// rather than in 30 s.
-	for _, args := range [][]string{{"resume"}, {"update"}} {
+	for _, args := range [][]string{{"resume"}, {"update"}} { // running, and sending now rather than in 30 s
 		if out, err := l.LLDPCLI(ctx, node, args...); err != nil {
 			l.t.Fatalf("netlab: lldpcli %s in %s: %v\n%s", args[0], node, err, out)
 		}
