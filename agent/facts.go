@@ -1,7 +1,8 @@
 // Package agent is toposcope's node agent: on one node it gathers the
 // node-local facts a discovery cannot see from outside — the instance
 // identity (where a cloud metadata service answers), the NVLink clique
-// (from nvidia-smi) and the local HCAs (from sysfs) — and publishes them,
+// (from nvidia-smi), the local HCAs (from sysfs) and the switch ports its
+// fabric NICs are cabled to (from lldpd) — and publishes them,
 // either as annotations on the node's own Kubernetes Node (which the
 // k8s-labels provider and the Kubernetes engines read back) or as a report
 // to the toposcope server over REST.
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"regexp"
 
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/nvlink"
@@ -68,8 +70,15 @@ type Gatherer struct {
 	// Run runs NvidiaSMI (ExecRunner when nil).
 	Run Runner
 	// SysfsDir is the infiniband class folder (/sys/class/infiniband);
-	// empty skips it. A missing folder means no HCAs.
+	// empty skips it. A missing folder means no HCAs. Its devices'
+	// network interfaces are the fabric NICs whose LLDP neighbors count.
 	SysfsDir string
+	// LLDP is the command that prints lldpd's neighbors as json0
+	// (DefaultLLDP); nil skips it. A missing lldpcli means none.
+	LLDP []string
+	// LLDPInterfaces also makes the NICs whose name it matches fabric
+	// NICs (a RoCE fabric without RDMA devices in sysfs, or a test's).
+	LLDPInterfaces *regexp.Regexp
 	// Logger receives what did not answer; discarded when nil.
 	Logger *slog.Logger
 }
@@ -116,6 +125,13 @@ func (g *Gatherer) Gather(ctx context.Context, node string) (providers.NodeFacts
 			errs = append(errs, err)
 		}
 		f.HCAs = hcas
+	}
+	if len(g.LLDP) > 0 {
+		n, err := g.lldpNeighbors(ctx, log)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		f.LLDP = n
 	}
 	if err := ctx.Err(); err != nil {
 		return providers.NodeFacts{}, fmt.Errorf("agent: %w", err)

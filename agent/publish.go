@@ -38,12 +38,19 @@ func Annotations(f providers.NodeFacts) map[string]string {
 		}
 		hcas = append(hcas, h.Name+"="+h.NodeGUID)
 	}
+	lldp := ""
+	if len(f.LLDP) > 0 {
+		if data, err := json.Marshal(f.LLDP); err == nil { // strings and slices: it cannot fail
+			lldp = string(data)
+		}
+	}
 	return map[string]string{
 		keys.InstanceID:   f.InstanceID,
 		keys.Region:       f.Region,
 		keys.NVLinkClique: f.Clique,
 		keys.NVLinkRack:   f.Rack,
 		keys.HCAs:         strings.Join(hcas, ","),
+		keys.LLDP:         lldp,
 	}
 }
 

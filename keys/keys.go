@@ -39,6 +39,9 @@ const (
 	NVLinkRack = Prefix + "nvlink-rack"
 	// HCAs lists the node's InfiniBand HCAs, "mlx5_0=<node GUID>,...".
 	HCAs = Prefix + "hcas"
+	// LLDP holds the switch ports the node's fabric NICs are cabled to,
+	// as LLDP says: the agent's report's "lldp" list, as JSON.
+	LLDP = Prefix + "lldp"
 )
 
 // Node annotations that NVIDIA Topograph's node-data-broker writes, read

@@ -31,6 +31,30 @@ type NodeFacts struct {
 	// FabricDomain is the accelerator domain the metadata service gives
 	// (OCI's GPU memory fabric), used when nvidia-smi gives no clique.
 	FabricDomain string `json:"fabricDomain,omitempty" yaml:"fabricDomain,omitempty"`
+	// LLDP are the switch ports the node's fabric NICs are cabled to, as
+	// the switches' LLDP frames say (an Ethernet/RoCE fabric).
+	LLDP []LLDPNeighbor `json:"lldp,omitempty" yaml:"lldp,omitempty"`
+}
+
+// LLDPNeighbor is the switch and port at the other end of one NIC, as
+// the switch's LLDP frames say.
+type LLDPNeighbor struct {
+	// Interface is the node's NIC (ens4f0np0).
+	Interface string `json:"interface" yaml:"interface"`
+	// ChassisID identifies the switch; ChassisIDType says what it is
+	// (mac, ip, local...).
+	ChassisID     string `json:"chassisID" yaml:"chassisID"`
+	ChassisIDType string `json:"chassisIDType,omitempty" yaml:"chassisIDType,omitempty"`
+	// SysName is the switch's system name, where it sends one.
+	SysName string `json:"sysName,omitempty" yaml:"sysName,omitempty"`
+	// PortID identifies the switch's port; PortIDType says what it is
+	// (ifname, mac, local...).
+	PortID     string `json:"portID" yaml:"portID"`
+	PortIDType string `json:"portIDType,omitempty" yaml:"portIDType,omitempty"`
+	// PortDescr is the port's description (often its name, swp17).
+	PortDescr string `json:"portDescr,omitempty" yaml:"portDescr,omitempty"`
+	// MgmtIPs are the switch's management addresses.
+	MgmtIPs []string `json:"mgmtIPs,omitempty" yaml:"mgmtIPs,omitempty"`
 }
 
 // HCA is one host channel adapter of a node.

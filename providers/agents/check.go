@@ -3,12 +3,14 @@ package agents
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/lldp"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -19,7 +21,7 @@ import (
 const (
 	// MaxReportBytes is the largest report body the server reads. A
 	// report at every other bound is well under it.
-	MaxReportBytes = 16 << 10
+	MaxReportBytes = 48 << 10
 	// MaxFabricDepth is the longest fabric path (switch levels above
 	// the node); clouds give three.
 	MaxFabricDepth = 8
@@ -30,6 +32,8 @@ const (
 	MaxGPUs = 1024
 	// MaxValueLen is the longest identity, rack, domain or switch ID.
 	MaxValueLen = 256
+	// MaxLLDP is the most LLDP neighbors (fabric NICs) one node reports.
+	MaxLLDP = 16
 )
 
 // ErrInvalidFacts is wrapped by CheckFacts' errors (besides
@@ -106,7 +110,61 @@ func CheckFacts(f providers.NodeFacts) error {
 			seen[id] = true
 		}
 	}
+	checkLLDP(f.LLDP, bad)
 	return errors.Join(errs...)
+}
+
+// checkLLDP checks the LLDP neighbors: at most MaxLLDP, one per
+// interface, IDs present, every value bounded and printable.
+func checkLLDP(ns []providers.LLDPNeighbor, bad func(field, format string, args ...any)) {
+	if len(ns) > MaxLLDP {
+		bad("lldp", "at most %d neighbors, got %d", MaxLLDP, len(ns))
+		return
+	}
+	seen := make(map[string]bool, len(ns))
+	for i, n := range ns {
+		field := fmt.Sprintf("lldp[%d]", i)
+		switch {
+		case n.Interface == "" || len(n.Interface) > 64 || strings.ContainsAny(n.Interface, "/,=") || checkValue(n.Interface) != "":
+			bad(field+".interface", "must be a network interface name (ens4f0np0)")
+		case seen[n.Interface]:
+			bad(field+".interface", "interface %q is listed twice", n.Interface)
+		}
+		seen[n.Interface] = true
+		for _, v := range []struct {
+			key, value string
+			required   bool
+		}{{"chassisID", n.ChassisID, true}, {"portID", n.PortID, true}, {"chassisIDType", n.ChassisIDType, false},
+			{"portIDType", n.PortIDType, false}, {"sysName", n.SysName, false}, {"portDescr", n.PortDescr, false}} {
+			switch {
+			case v.required && v.value == "":
+				bad(field+"."+v.key, "is required")
+			case len(v.value) > lldp.MaxField:
+				bad(field+"."+v.key, "at most %d characters, got %d", lldp.MaxField, len(v.value))
+			case !printable(v.value):
+				bad(field+"."+v.key, "must be printable ASCII")
+			}
+		}
+		if len(n.MgmtIPs) > lldp.MaxMgmtIPs {
+			bad(field+".mgmtIPs", "at most %d addresses, got %d", lldp.MaxMgmtIPs, len(n.MgmtIPs))
+		}
+		for j, ip := range n.MgmtIPs {
+			if _, err := netip.ParseAddr(ip); err != nil {
+				bad(fmt.Sprintf("%s.mgmtIPs[%d]", field, j), "must be an IP address")
+			}
+		}
+	}
+}
+
+// printable reports whether v is printable ASCII (spaces allowed: a
+// port description may have them).
+func printable(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // checkValue says what is wrong with an identity or ID value, or "".

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,7 @@ func FuzzAgentReport(f *testing.F) {
 		`{"node":"gpu03","gpus":9223372036854775807}`,
 		`{"node":"ünïcødé-ノード-😀","zone":"a\u0000b"}`,
 		`{"node":"gpu04","hcas":[{"name":"mlx5_0","nodeGUID":"0c42a10300a1b2c3"}],"fabric":["s1"]}`,
+		`{"node":"gpu05","lldp":[{"interface":"eth0","chassisID":"aa","portID":"swp1","sysName":"leaf01"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -125,4 +127,46 @@ func FuzzAgentReport(f *testing.F) {
 			t.Errorf("valid report %q: node %+v, found %v", data, n, found)
 		}
 	})
+}
+
+// TestCheckLLDP: a report's LLDP neighbors are bounded and named field
+// by field.
+func TestCheckLLDP(t *testing.T) {
+	t.Parallel()
+	good := providers.LLDPNeighbor{Interface: "ens4f0np0", ChassisID: "0c:42:a1:00:00:01", ChassisIDType: "mac", SysName: "leaf01",
+		PortID: "swp17", PortIDType: "ifname", PortDescr: "rail 0 port 17", MgmtIPs: []string{"10.0.0.1", "fe80::1"}}
+	many := make([]providers.LLDPNeighbor, agents.MaxLLDP+1)
+	for i := range many {
+		many[i] = good
+		many[i].Interface = fmt.Sprintf("eth%d", i)
+	}
+	tests := []struct {
+		name  string
+		lldp  []providers.LLDPNeighbor
+		field string
+	}{
+		{"good", []providers.LLDPNeighbor{good}, ""},
+		{"too many", many, "lldp"},
+		{"no chassis ID", []providers.LLDPNeighbor{{Interface: "eth0", PortID: "p"}}, "lldp[0].chassisID"},
+		{"no port ID", []providers.LLDPNeighbor{{Interface: "eth0", ChassisID: "c"}}, "lldp[0].portID"},
+		{"interface twice", []providers.LLDPNeighbor{good, good}, "lldp[1].interface"},
+		{"interface with a slash", []providers.LLDPNeighbor{{Interface: "a/b", ChassisID: "c", PortID: "p"}}, "lldp[0].interface"},
+		{"long system name", []providers.LLDPNeighbor{{Interface: "eth0", ChassisID: "c", PortID: "p", SysName: strings.Repeat("s", 129)}}, "lldp[0].sysName"},
+		{"control character", []providers.LLDPNeighbor{{Interface: "eth0", ChassisID: "c", PortID: "p", PortDescr: "a\nb"}}, "lldp[0].portDescr"},
+		{"not an address", []providers.LLDPNeighbor{{Interface: "eth0", ChassisID: "c", PortID: "p", MgmtIPs: []string{"leaf01"}}}, "lldp[0].mgmtIPs[0]"},
+		{"three addresses", []providers.LLDPNeighbor{{Interface: "eth0", ChassisID: "c", PortID: "p", MgmtIPs: []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}}}, "lldp[0].mgmtIPs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := agents.CheckFacts(providers.NodeFacts{Node: "gpu01", LLDP: tt.lldp})
+			var fe *config.FieldError
+			switch {
+			case tt.field == "" && err != nil:
+				t.Fatalf("CheckFacts = %v, want nil", err)
+			case tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field):
+				t.Fatalf("CheckFacts = %v, want an error naming %s", err, tt.field)
+			}
+		})
+	}
 }

@@ -10,42 +10,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/toposcope/toposcope/providers"
 )
 
 // ErrFormat is wrapped when lldpcli's output is not the json0 shape.
 var ErrFormat = errors.New("lldpcli output")
 
 // Neighbor is the switch one NIC of the host sees, as its LLDP frames
-// say.
-type Neighbor struct {
-	// Interface is the host's NIC (eth0, ens4f0np0).
-	Interface string `json:"interface"`
-	// ChassisID identifies the switch; ChassisIDType says what it is
-	// (mac, ip, local, ifname...).
-	ChassisID     string `json:"chassisID"`
-	ChassisIDType string `json:"chassisIDType,omitempty"`
-	// SysName is the switch's system name, where it sends one.
-	SysName string `json:"sysName,omitempty"`
-	// PortID identifies the switch's port; PortIDType says what it is.
-	PortID     string `json:"portID"`
-	PortIDType string `json:"portIDType,omitempty"`
-	// PortDescr is the port's description (often its name, swp17).
-	PortDescr string `json:"portDescr,omitempty"`
-	// MgmtIPs are the switch's management addresses.
-	MgmtIPs []string `json:"mgmtIPs,omitempty"`
-}
+// say: the agent reports it as it is.
+type Neighbor = providers.LLDPNeighbor
 
 // Bounds of one host's neighbors: what no real host exceeds, so that a
 // garbled or hostile output cannot grow a report without end.
 const (
 	// MaxNeighbors is the most neighbors a host reports.
 	MaxNeighbors = 64
-	// MaxField is the longest string a neighbor field keeps (LLDP's own
-	// limit for a chassis ID, port ID or system name is 255 bytes).
-	MaxField = 255
+	// MaxField is the longest value of a neighbor field (LLDP allows 255
+	// bytes; no switch seen names itself or a port at half of it).
+	MaxField = 128
 	// MaxMgmtIPs is the most management addresses kept for a neighbor.
-	MaxMgmtIPs = 4
+	MaxMgmtIPs = 2
 )
 
 // json0 is the shape of `lldpcli -f json0 show neighbors`.
@@ -130,14 +115,24 @@ func neighborOf(name, via string, chassis []chassisJSON, port []portJSON) (Neigh
 		}
 	}
 	for _, f := range append([]string{n.Interface, n.ChassisID, n.ChassisIDType, n.SysName, n.PortID, n.PortIDType, n.PortDescr}, n.MgmtIPs...) {
-		if len(f) > MaxField || !utf8.ValidString(f) {
-			return Neighbor{}, fmt.Sprintf("a field of %d bytes, or not UTF-8 (at most %d)", len(f), MaxField)
+		if len(f) > MaxField || !printableASCII(f) {
+			return Neighbor{}, fmt.Sprintf("a field of %d bytes, or not printable ASCII (at most %d)", len(f), MaxField)
 		}
 	}
 	if n.Interface == "" {
 		return Neighbor{}, "no interface name"
 	}
 	return n, ""
+}
+
+// printableASCII reports whether v is printable ASCII (spaces allowed).
+func printableASCII(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // clip cuts a name for a warning.

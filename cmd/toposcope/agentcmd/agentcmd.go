@@ -36,6 +36,8 @@ type agentOptions struct {
 	ociURL     string
 	nvidiaSMI  string
 	sysfs      string
+	lldp       string
+	lldpIfaces string
 	annotate   bool
 	kubeconfig string
 	server     string
@@ -80,7 +82,9 @@ func New(use string, stdout io.Writer, logger func() (*slog.Logger, error)) *cob
 	f.StringVar(&o.gcpURL, "gcp-metadata-url", cloud.DefaultGCPEndpoint, "GCP metadata server endpoint")
 	f.StringVar(&o.ociURL, "oci-metadata-url", cloud.DefaultOCIEndpoint, "OCI IMDS endpoint (identity and rdmaTopologyData)")
 	f.StringVar(&o.nvidiaSMI, "nvidia-smi", "nvidia-smi -q", "nvidia-smi command (empty: skip)")
-	f.StringVar(&o.sysfs, "sysfs", agent.DefaultSysfsDir, "RDMA device folder (empty: skip)")
+	f.StringVar(&o.sysfs, "sysfs", agent.DefaultSysfsDir, "RDMA device folder (empty: skip); its devices' network interfaces are the fabric NICs")
+	f.StringVar(&o.lldp, "lldp", strings.Join(agent.DefaultLLDP, " "), "command printing lldpd's neighbors as json0 (empty: skip; no lldpcli: none)")
+	f.StringVar(&o.lldpIfaces, "lldp-interfaces", "", "regular expression of more fabric NICs whose LLDP neighbors are reported, besides the RDMA devices' (e.g. ^ens[0-9]+f[01]np[01]$)")
 	f.BoolVar(&o.annotate, "annotate", false, "annotate this node's Kubernetes Node")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --annotate (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	f.StringVar(&o.server, "server", "", "toposcope server URL to report to")
@@ -91,7 +95,11 @@ func New(use string, stdout io.Writer, logger func() (*slog.Logger, error)) *cob
 }
 
 func (o *agentOptions) gatherer(log *slog.Logger) (*agent.Gatherer, error) {
-	g := &agent.Gatherer{SysfsDir: o.sysfs, NvidiaSMI: strings.Fields(o.nvidiaSMI), Logger: log}
+	ifaces, err := agent.CompileInterfaces(o.lldpIfaces)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --lldp-interfaces: %w", logflags.ErrUsage, err)
+	}
+	g := &agent.Gatherer{SysfsDir: o.sysfs, NvidiaSMI: strings.Fields(o.nvidiaSMI), LLDP: strings.Fields(o.lldp), LLDPInterfaces: ifaces, Logger: log}
 	aws := func(ctx context.Context) (agent.Identity, error) {
 		id, err := cloud.NewClient(nil, o.awsURL).AWS(ctx)
 		return agent.Identity{InstanceID: id.InstanceID, Region: id.Region, Zone: id.Zone}, err
