@@ -138,6 +138,13 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 			domains = append(domains, placed{node: name, domain: domain, sub: sub})
 		}
 	}
+	if lp := lldpPaths(fresh); len(lp) > 0 {
+		for _, name := range names {
+			if _, ok := paths[name]; !ok && lp[name] != nil {
+				paths[name] = lp[name]
+			}
+		}
+	}
 	placePaths(b, paths, &dropped)
 	placeDomains(b, domains, &dropped)
 	dropped.report(p.log, p.obs)
