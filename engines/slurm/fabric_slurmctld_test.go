@@ -2,11 +2,15 @@ package slurm
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/infiniband"
+	"github.com/toposcope/toposcope/providers/lldp"
 	"github.com/toposcope/toposcope/testenv/slurmtest"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -33,14 +37,47 @@ func fabricGraph(t testing.TB, file string, nodes ...string) *topology.Graph {
 	return g
 }
 
+// lldpGraph builds the leaf groups of an Ethernet fabric from what the
+// real lldpcli printed on five hosts on two rails (saved by the agents
+// provider's tests): leaves with no switch above them.
+func lldpGraph(t testing.TB) *topology.Graph {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "providers", "agents", "testdata", "lldp-2rail", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no lldp fixtures: %v", err)
+	}
+	cfg := agents.DefaultConfig()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, _, err := lldp.ParseNeighbors(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Reports = append(cfg.Reports, providers.NodeFacts{Node: strings.TrimSuffix(filepath.Base(f), ".json"), GPUs: 8, LLDP: ns})
+	}
+	p, err := agents.New(cfg, providers.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Discover(context.Background(), providers.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestSlurmctldFabricTree renders trees discovered from real ibnetdiscover
 // output and checks that slurmctld 22.05 reads back exactly that tree.
 func TestSlurmctldFabricTree(t *testing.T) {
 	slurmtest.Require(t, slurmtest.V2205)
 	t.Parallel()
 	cases := map[string]func(testing.TB) *topology.Graph{
-		"ib-2tier": func(t testing.TB) *topology.Graph { return fabricGraph(t, "ibsim-fat-tree-2tier.out") },
-		"ib-3tier": func(t testing.TB) *topology.Graph { return fabricGraph(t, "ibsim-fat-tree-3tier.out") },
+		"ib-2tier":   func(t testing.TB) *topology.Graph { return fabricGraph(t, "ibsim-fat-tree-2tier.out") },
+		"ib-3tier":   func(t testing.TB) *topology.Graph { return fabricGraph(t, "ibsim-fat-tree-3tier.out") },
+		"lldp-2rail": lldpGraph,
 		"ib-missing-cable": func(t testing.TB) *topology.Graph {
 			return fabricGraph(t, "ibsim-missing-cable.out", "gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu007", "gpu008")
 		},

@@ -2,7 +2,10 @@ package agents_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -57,6 +60,14 @@ func TestLeavesFromLLDP(t *testing.T) {
 			if got, _, err = lldp.ParseNeighbors(out); err != nil {
 				t.Fatal(err)
 			}
+			if *update && len(got) == want { // the real tool's output, for the tests that cannot run lldpd
+				if err := os.MkdirAll(lldpFixtures, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(lldpFixtures, h+".json"), out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		f := providers.NodeFacts{Node: h, GPUs: 8, LLDP: got}
 		if err := agents.CheckFacts(f); err != nil {
@@ -100,6 +111,57 @@ func TestLeavesFromLLDP(t *testing.T) {
 	if ids := switchIDs(g.Switches()); !slices.Equal(ids, []string{"leaf-a0+leaf-a1", "leaf-a0+leaf-b1", "leaf-b0+leaf-b1"}) {
 		t.Errorf("switches %v", ids)
 	}
+}
+
+// lldpFixtures holds what the real lldpcli printed on each host of
+// TestLeavesFromLLDP (lldpd 1.0.16 in network namespaces; written with
+// -update): h1-h4 on two rails, h5 with its second link down.
+var lldpFixtures = filepath.Join("testdata", "lldp-2rail")
+
+var update = flag.Bool("update", false, "rewrite the real-tool fixtures under testdata/")
+
+// TestLeavesFromSavedLLDP: the saved outputs of the real lldpcli give the
+// same leaf groups without lldpd.
+func TestLeavesFromSavedLLDP(t *testing.T) {
+	t.Parallel()
+	g := graphFromLLDPFixtures(t, lldpFixtures)
+	want := map[string]string{"h1": "leaf-a0+leaf-a1", "h2": "leaf-a0+leaf-a1", "h5": "leaf-a0+leaf-a1", "h3": "leaf-b0+leaf-b1", "h4": "leaf-b0+leaf-b1"}
+	for n, w := range want {
+		if path := g.Path(n); len(path) != 1 || path[0].ID != w {
+			t.Errorf("%s is under %v, want %s", n, path, w)
+		}
+	}
+}
+
+// graphFromLLDPFixtures discovers with the agents provider on reports
+// made of the saved lldpcli outputs in dir (one file per host).
+func graphFromLLDPFixtures(t *testing.T, dir string) *topology.Graph {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in %s (%v): run the test with -update where lldpd runs", dir, err)
+	}
+	cfg := agents.DefaultConfig()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, warnings, err := lldp.ParseNeighbors(data)
+		if err != nil || len(warnings) > 0 {
+			t.Fatalf("%s: %v %v", f, err, warnings)
+		}
+		cfg.Reports = append(cfg.Reports, providers.NodeFacts{Node: strings.TrimSuffix(filepath.Base(f), ".json"), GPUs: 8, LLDP: ns})
+	}
+	p, err := agents.New(cfg, providers.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := p.Discover(context.Background(), providers.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 func chassisOf(t *testing.T, reports []providers.NodeFacts, name string) string {
