@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/toposcope/toposcope/engines/k8slabels"
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/testenv/consumertest"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -323,5 +325,37 @@ func TestDryRun(t *testing.T) {
 		if _, ok := n.Labels[tier+"0"]; ok {
 			t.Fatalf("dry run wrote node %s", n.Name)
 		}
+	}
+}
+
+// TestLLDPLeafLabels: the Ethernet fabric built from the hosts' real
+// lldpcli output (two rails, leaf groups with no switch above them) is
+// published as tier-0 labels on the real apiserver: the nodes of one leaf
+// group share a value, the two groups differ, and the host with a link
+// down has its group's.
+func TestLLDPLeafLabels(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: len(consumertest.LLDPHosts)}, nil, nil)
+	host := map[string]string{}
+	g, err := consumertest.LLDPGraph(func(h string) string {
+		i := slices.Index(consumertest.LLDPHosts, h)
+		host[s.fabric.NodeName(i)] = h
+		return s.fabric.NodeName(i)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.apply(t, g, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	group := map[string]string{}
+	for name, n := range s.nodes(t) {
+		group[host[name]] = n.Labels[tier+"0"]
+	}
+	if group["h1"] == "" || group["h1"] != group["h2"] || group["h1"] != group["h5"] || group["h3"] != group["h4"] || group["h1"] == group["h3"] {
+		t.Errorf("tier-0 labels by host: %v; want h1, h2, h5 alike, h3, h4 alike, the two groups apart", group)
+	}
+	if _, ok := s.nodes(t)[s.fabric.NodeName(0)].Labels[tier+"1"]; ok {
+		t.Error("a tier-1 label, but the hosts see no switch above their leaves")
 	}
 }

@@ -2,15 +2,12 @@ package slurm
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/infiniband"
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/testenv/consumertest"
 	"github.com/toposcope/toposcope/testenv/slurmtest"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -38,31 +35,11 @@ func fabricGraph(t testing.TB, file string, nodes ...string) *topology.Graph {
 }
 
 // lldpGraph builds the leaf groups of an Ethernet fabric from what the
-// real lldpcli printed on five hosts on two rails (saved by the agents
-// provider's tests): leaves with no switch above them.
+// real lldpcli printed on five hosts on two rails: leaves with no switch
+// above them.
 func lldpGraph(t testing.TB) *topology.Graph {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "providers", "agents", "testdata", "lldp-2rail", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no lldp fixtures: %v", err)
-	}
-	cfg := agents.DefaultConfig()
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns, _, err := lldp.ParseNeighbors(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Reports = append(cfg.Reports, providers.NodeFacts{Node: strings.TrimSuffix(filepath.Base(f), ".json"), GPUs: 8, LLDP: ns})
-	}
-	p, err := agents.New(cfg, providers.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := p.Discover(context.Background(), providers.Request{})
+	g, err := consumertest.LLDPGraph(func(h string) string { return h })
 	if err != nil {
 		t.Fatal(err)
 	}
