@@ -32,8 +32,11 @@ func LLDPGraph(name func(host string) string) (*topology.Graph, error) {
 			return nil, fmt.Errorf("consumertest: %w", err)
 		}
 		ns, warnings, err := lldp.ParseNeighbors(data)
-		if err != nil || len(warnings) > 0 {
-			return nil, fmt.Errorf("consumertest: %s: %v %s", h, err, strings.Join(warnings, "; "))
+		if err != nil {
+			return nil, fmt.Errorf("consumertest: %s: %w", h, err)
+		}
+		if len(warnings) > 0 {
+			return nil, fmt.Errorf("consumertest: %s: %s", h, strings.Join(warnings, "; "))
 		}
 		cfg.Reports = append(cfg.Reports, providers.NodeFacts{Node: name(h), GPUs: GPUsPerNode, LLDP: ns})
 	}
