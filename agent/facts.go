@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"regexp"
+	"time"
 
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/nvlink"
@@ -79,6 +80,10 @@ type Gatherer struct {
 	// LLDPInterfaces also makes the NICs whose name it matches fabric
 	// NICs (a RoCE fabric without RDMA devices in sysfs, or a test's).
 	LLDPInterfaces *regexp.Regexp
+	// LLDPListen, where the LLDP command is not installed, listens this
+	// long for the switches' own LLDP frames on the fabric NICs (a raw
+	// socket: CAP_NET_RAW); 0 does not.
+	LLDPListen time.Duration
 	// Logger receives what did not answer; discarded when nil.
 	Logger *slog.Logger
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ func (g *Gatherer) lldpNeighbors(ctx context.Context, log *slog.Logger) ([]provi
 	}
 	out, err := run(ctx, g.LLDP)
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		return nil, nil // no lldpd here
+		return g.listen(ctx, log) // no lldpd here
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: %w", ErrGather, g.LLDP, err)
@@ -55,11 +56,9 @@ func (g *Gatherer) lldpNeighbors(ctx context.Context, log *slog.Logger) ([]provi
 	for _, w := range warnings {
 		log.Warn("agent: an LLDP neighbor is left out", "why", w)
 	}
-	fabric := map[string]bool{}
-	if g.SysfsDir != "" {
-		if fabric, err = RDMANetdevs(g.SysfsDir); err != nil {
-			return nil, err
-		}
+	fabric, err := g.rdmaNICs()
+	if err != nil {
+		return nil, err
 	}
 	var kept []providers.LLDPNeighbor
 	for _, n := range all {
@@ -74,6 +73,49 @@ func (g *Gatherer) lldpNeighbors(ctx context.Context, log *slog.Logger) ([]provi
 		kept = append(kept, n)
 	}
 	return kept, nil
+}
+
+// rdmaNICs are the RDMA devices' interfaces under SysfsDir.
+func (g *Gatherer) rdmaNICs() (map[string]bool, error) {
+	if g.SysfsDir == "" {
+		return map[string]bool{}, nil
+	}
+	return RDMANetdevs(g.SysfsDir)
+}
+
+// listen hears the switches' own LLDP frames on the fabric NICs for up to
+// LLDPListen, where no lldpd runs. Without CAP_NET_RAW it reports none,
+// with a warning.
+func (g *Gatherer) listen(ctx context.Context, log *slog.Logger) ([]providers.LLDPNeighbor, error) {
+	if g.LLDPListen <= 0 {
+		return nil, nil
+	}
+	fabric, err := g.rdmaNICs()
+	if err != nil {
+		return nil, err
+	}
+	all, err := net.Interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrGather, err)
+	}
+	var ifaces []string
+	for _, ifc := range all {
+		if fabric[ifc.Name] || (g.LLDPInterfaces != nil && g.LLDPInterfaces.MatchString(ifc.Name)) {
+			ifaces = append(ifaces, ifc.Name)
+		}
+	}
+	if len(ifaces) > agents.MaxLLDP {
+		ifaces = ifaces[:agents.MaxLLDP]
+	}
+	heard, warnings, err := ListenLLDP(ctx, ifaces, g.LLDPListen)
+	if errors.Is(err, ErrListen) {
+		log.Warn("agent: cannot listen for LLDP frames (it needs CAP_NET_RAW); no LLDP neighbors reported", "err", err)
+		return nil, nil
+	}
+	for _, w := range warnings {
+		log.Warn("agent: an LLDP frame is left out", "why", w)
+	}
+	return heard, err
 }
 
 // CompileInterfaces compiles a --lldp-interfaces pattern ("" for none).

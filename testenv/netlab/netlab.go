@@ -14,10 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const installHint = "run hack/install-netlab.sh (packages iproute2, lldpd; as root)"
@@ -174,6 +177,33 @@ func (l *Lab) LLDPCLI(ctx context.Context, node string, args ...string) ([]byte,
 // lldpd, with args: what a node agent there would run.
 func (l *Lab) Command(node string, args ...string) []string {
 	return append([]string{"/usr/sbin/ip", "netns", "exec", l.ns(node), "/usr/sbin/lldpcli", "-u", l.socket(node)}, args...)
+}
+
+// In runs fn on an OS thread of its own inside node's network namespace
+// (the thread ends with fn, still in it, so no other goroutine ever runs
+// there), and waits for it.
+func (l *Lab) In(node string, fn func()) {
+	l.t.Helper()
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread is discarded with the goroutine
+		f, ferr := os.Open(filepath.Join("/var/run/netns", l.ns(node)))
+		if ferr != nil {
+			err = ferr
+			return
+		}
+		defer func() { _ = f.Close() }()
+		if err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			return
+		}
+		fn()
+	}()
+	<-done
+	if err != nil {
+		l.t.Fatalf("netlab: enter %s: %v", node, err)
+	}
 }
 
 // close stops every lldpd and removes the namespaces and the folder.

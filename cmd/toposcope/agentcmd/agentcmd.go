@@ -38,6 +38,7 @@ type agentOptions struct {
 	sysfs      string
 	lldp       string
 	lldpIfaces string
+	lldpListen time.Duration
 	annotate   bool
 	kubeconfig string
 	server     string
@@ -84,6 +85,7 @@ func New(use string, stdout io.Writer, logger func() (*slog.Logger, error)) *cob
 	f.StringVar(&o.nvidiaSMI, "nvidia-smi", "nvidia-smi -q", "nvidia-smi command (empty: skip)")
 	f.StringVar(&o.sysfs, "sysfs", agent.DefaultSysfsDir, "RDMA device folder (empty: skip); its devices' network interfaces are the fabric NICs")
 	f.StringVar(&o.lldp, "lldp", strings.Join(agent.DefaultLLDP, " "), "command printing lldpd's neighbors as json0 (empty: skip; no lldpcli: none)")
+	f.DurationVar(&o.lldpListen, "lldp-listen", 30*time.Second, "where the --lldp command is not installed, listen this long for the switches' own LLDP frames on the fabric NICs (needs CAP_NET_RAW; 0: never)")
 	f.StringVar(&o.lldpIfaces, "lldp-interfaces", "", "regular expression of more fabric NICs whose LLDP neighbors are reported, besides the RDMA devices' (e.g. ^ens[0-9]+f[01]np[01]$)")
 	f.BoolVar(&o.annotate, "annotate", false, "annotate this node's Kubernetes Node")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --annotate (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
@@ -99,7 +101,7 @@ func (o *agentOptions) gatherer(log *slog.Logger) (*agent.Gatherer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --lldp-interfaces: %w", logflags.ErrUsage, err)
 	}
-	g := &agent.Gatherer{SysfsDir: o.sysfs, NvidiaSMI: strings.Fields(o.nvidiaSMI), LLDP: strings.Fields(o.lldp), LLDPInterfaces: ifaces, Logger: log}
+	g := &agent.Gatherer{SysfsDir: o.sysfs, NvidiaSMI: strings.Fields(o.nvidiaSMI), LLDP: strings.Fields(o.lldp), LLDPInterfaces: ifaces, LLDPListen: o.lldpListen, Logger: log}
 	aws := func(ctx context.Context) (agent.Identity, error) {
 		id, err := cloud.NewClient(nil, o.awsURL).AWS(ctx)
 		return agent.Identity{InstanceID: id.InstanceID, Region: id.Region, Zone: id.Zone}, err
