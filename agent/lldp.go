@@ -36,18 +36,25 @@ func RDMANetdevs(dir string) (map[string]bool, error) {
 
 // lldpNeighbors runs the LLDP command and keeps the neighbors of the
 // fabric's NICs: the RDMA devices' interfaces, and those whose name
-// matches LLDPInterfaces. A missing lldpcli means no neighbors.
+// matches LLDPInterfaces. Where lldpcli is missing or lldpd does not
+// answer, it listens for LLDP frames instead (LLDPListen); output that
+// does not parse is an error.
 func (g *Gatherer) lldpNeighbors(ctx context.Context, log *slog.Logger) ([]providers.LLDPNeighbor, error) {
 	run := g.Run
 	if run == nil {
 		run = ExecRunner
 	}
 	out, err := run(ctx, g.LLDP)
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		return g.listen(ctx, log) // no lldpd here
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v: %w", ErrGather, g.LLDP, err)
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+		return g.listen(ctx, log) // no lldpcli here
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%w: %v: %w", ErrGather, g.LLDP, ctx.Err())
+	case err != nil:
+		// lldpcli is installed but lldpd does not answer (not running):
+		// no neighbors from it, which is no reason to fail the round.
+		log.Debug("agent: the LLDP command failed; listening for LLDP frames instead", "command", g.LLDP, "err", err)
+		return g.listen(ctx, log)
 	}
 	all, warnings, err := lldp.ParseNeighbors(out)
 	if err != nil {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,5 +85,17 @@ func TestGatherLLDPWithoutLLDPD(t *testing.T) {
 	_, err = (&agent.Gatherer{LLDP: []string{"lldpcli"}, Run: runner("Interface: eth0", nil)}).Gather(context.Background(), "h1")
 	if err == nil {
 		t.Error("garbled lldpcli output gave no error")
+	}
+}
+
+// TestGatherLLDPWithoutDaemon: lldpcli installed but lldpd not running
+// (the command fails) is no error and no neighbors: the round goes on.
+func TestGatherLLDPWithoutDaemon(t *testing.T) {
+	t.Parallel()
+	g := &agent.Gatherer{LLDP: []string{"lldpcli", "-f", "json0", "show", "neighbors"},
+		Run: runner("", errors.New("exit status 1: unable to connect to socket /run/lldpd.socket"))}
+	f, err := g.Gather(context.Background(), "h1")
+	if err != nil || len(f.LLDP) != 0 {
+		t.Errorf("lldpd not running: %+v, %v; want no neighbors and no error", f.LLDP, err)
 	}
 }

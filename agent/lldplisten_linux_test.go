@@ -36,16 +36,20 @@ func TestListenLLDP(t *testing.T) {
 	var err error
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	go func() { // the leaves send again once the host listens, not in 30 s
+	var wg sync.WaitGroup
+	wg.Go(func() { // the leaves send again once the host listens, not in 30 s
 		for ctx.Err() == nil {
 			time.Sleep(300 * time.Millisecond)
 			for _, n := range []string{"leaf01", "leaf02"} {
 				_, _ = lab.LLDPCLI(ctx, n, "update")
 			}
 		}
-	}()
-	lab.In("h1", func() { got, warnings, err = agent.ListenLLDP(ctx, []string{"eth0", "eth1"}, 20*time.Second) })
+	})
+	if ierr := lab.In("h1", func() { got, warnings, err = agent.ListenLLDP(ctx, []string{"eth0", "eth1"}, 20*time.Second) }); ierr != nil {
+		t.Fatal(ierr)
+	}
 	cancel()
+	wg.Wait()
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("ListenLLDP: %v %v", err, warnings)
 	}
@@ -76,22 +80,26 @@ func TestGatherListensWithoutLLDPD(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	go func() {
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for ctx.Err() == nil {
 			time.Sleep(300 * time.Millisecond)
-			lab.In("leaf02", func() { _ = sendFrame("swp1", garbled) })
+			_ = lab.In("leaf02", func() { _ = sendFrame("swp1", garbled) })
 			for _, n := range []string{"leaf01", "leaf02", "oob01"} {
 				_, _ = lab.LLDPCLI(ctx, n, "update")
 			}
 		}
-	}()
+	})
 	logs := &strings.Builder{}
 	var f providers.NodeFacts
 	var err error
 	g := &agent.Gatherer{LLDP: []string{"/nonexistent/lldpcli"}, LLDPListen: 20 * time.Second,
 		LLDPInterfaces: regexp.MustCompile(`^eth[01]$`), Logger: slog.New(slog.NewTextHandler(&syncWriter{w: logs}, nil))}
-	lab.In("h1", func() { f, err = g.Gather(ctx, "h1") })
+	if ierr := lab.In("h1", func() { f, err = g.Gather(ctx, "h1") }); ierr != nil {
+		t.Fatal(ierr)
+	}
 	cancel()
+	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,9 +181,8 @@ func (l *Lab) Command(node string, args ...string) []string {
 
 // In runs fn on an OS thread of its own inside node's network namespace
 // (the thread ends with fn, still in it, so no other goroutine ever runs
-// there), and waits for it.
-func (l *Lab) In(node string, fn func()) {
-	l.t.Helper()
+// there), and waits for it; the error is entering the namespace's.
+func (l *Lab) In(node string, fn func()) error {
 	var err error
 	done := make(chan struct{})
 	go func() {
@@ -202,8 +201,9 @@ func (l *Lab) In(node string, fn func()) {
 	}()
 	<-done
 	if err != nil {
-		l.t.Fatalf("netlab: enter %s: %v", node, err)
+		return fmt.Errorf("netlab: enter %s: %w", node, err)
 	}
+	return nil
 }
 
 // close stops every lldpd and removes the namespaces and the folder.
