@@ -26,7 +26,7 @@ const ibDocSection = "## InfiniBand on Kubernetes"
 // describes. A field added to what the agent reports (an ibnetdiscover
 // output, say) fails TestInfiniBandOnKubernetesDoc until the section and
 // this list are brought up to date.
-var agentFacts = []string{"node", "instanceID", "region", "zone", "gpus", "clique", "rack", "hcas", "fabric", "fabricDomain"}
+var agentFacts = []string{"node", "instanceID", "region", "zone", "gpus", "clique", "rack", "hcas", "fabric", "fabricDomain", "lldp"}
 
 // docSection returns the text of the section of the markdown file that
 // starts with heading, up to the next "## " heading.

@@ -131,8 +131,14 @@ func (s *Server) initMariaDB(ctx context.Context, t testing.TB, o Options) error
 	}
 	data := filepath.Join(s.dir, "data")
 	user := "--user=" + currentUser()
+	// A tmpdir of its own: servers bootstrapping side by side in /tmp
+	// trip over each other's temporary tables.
+	tmp := filepath.Join(s.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return fmt.Errorf("dbtest: %w", err)
+	}
 	if out, err := exec.CommandContext(ctx, "/usr/bin/mariadb-install-db", "--no-defaults", "--datadir="+data, user,
-		"--auth-root-authentication-method=socket", "--skip-test-db").CombinedOutput(); err != nil {
+		"--auth-root-authentication-method=socket", "--skip-test-db", "--tmpdir="+tmp).CombinedOutput(); err != nil {
 		return fmt.Errorf("dbtest: mariadb-install-db: %w\n%s", err, out)
 	}
 	var err error
@@ -141,7 +147,7 @@ func (s *Server) initMariaDB(ctx context.Context, t testing.TB, o Options) error
 	}
 	s.argv = []string{"/usr/sbin/mariadbd", "--no-defaults", "--datadir=" + data, "--socket=" + s.socket(),
 		"--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", s.port), user, "--pid-file=" + filepath.Join(s.dir, "mariadb.pid"),
-		"--max-allowed-packet=64M", "--innodb-flush-log-at-trx-commit=2", "--skip-name-resolve"}
+		"--max-allowed-packet=64M", "--innodb-flush-log-at-trx-commit=2", "--skip-name-resolve", "--tmpdir=" + tmp}
 	require := ""
 	if o.TLS {
 		if s.tls, err = s.writeTLS(s.dir); err != nil {
