@@ -76,6 +76,17 @@ func TestNodeWatcher(t *testing.T) {
 	if _, err := nodes.Create(ctx, first, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The informer's initial LIST must hold p-a: wait until a LIST with
+	// the same selector shows it (a busy apiserver's cache may lag).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		list, err := nodes.List(ctx, metav1.ListOptions{LabelSelector: kubetest.Selector(p)})
+		if err == nil && len(list.Items) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s-a not listed: %v", p, err)
+		}
+	}
 	reasons := make(chan string, 16)
 	w := service.NewNodeWatcher(c.Core(), service.NodeWatcherConfig{Keys: config.DefaultWatchKeys(), Selector: kubetest.Selector(p)},
 		func(r string) { reasons <- r }, nil)
