@@ -43,45 +43,64 @@ func lldpPaths(fresh map[string]providers.AgentReport) map[string][]string {
 		return nil
 	}
 	leafName := switchNames(names)
-	support := map[string]int{}
-	for _, t := range tuples {
-		support[strings.Join(t, "\x00")]++
-	}
+	groups := groupTuples(tuples)
 	out := make(map[string][]string, len(tuples))
+	named := map[string][]string{} // group key → its path, built once
 	for node, t := range tuples {
-		group := widest(t, tuples, support)
-		parts := make([]string, len(group))
-		for i, id := range group {
-			parts[i] = leafName[id]
+		key := groups[strings.Join(t, "\x00")]
+		if named[key] == nil {
+			ids := strings.Split(key, "\x00")
+			parts := make([]string, len(ids))
+			for i, id := range ids {
+				parts[i] = leafName[id]
+			}
+			slices.Sort(parts)
+			named[key] = []string{strings.Join(parts, "+")}
 		}
-		slices.Sort(parts)
-		out[node] = []string{strings.Join(parts, "+")}
+		out[node] = named[key]
 	}
 	return out
 }
 
-// widest is the one group of other nodes whose leaves include all of t
-// and that more nodes share than t; t itself when there is none or more
-// than one.
-func widest(t []string, tuples map[string][]string, support map[string]int) []string {
-	own := support[strings.Join(t, "\x00")]
-	var found []string
-	seen := map[string]bool{}
-	for _, u := range tuples {
-		key := strings.Join(u, "\x00")
-		if len(u) <= len(t) || seen[key] || support[key] <= own || !includes(u, t) {
-			continue
-		}
-		seen[key] = true
-		if found != nil {
-			return t // two wider groups: no way to choose
-		}
-		found = u
+// groupTuples maps each distinct tuple of leaves to its group's: the
+// one tuple of other nodes that includes all of it and that more nodes
+// share, or itself when there is none or more than one. Wider tuples
+// are found through the leaves they hold, so the cost grows with the
+// distinct tuples, not with the nodes squared.
+func groupTuples(tuples map[string][]string) map[string]string {
+	support := map[string]int{}
+	distinct := map[string][]string{}
+	for _, t := range tuples {
+		key := strings.Join(t, "\x00")
+		support[key]++
+		distinct[key] = t
 	}
-	if found == nil {
-		return t
+	byLeaf := map[string][]string{} // leaf → the distinct tuples holding it
+	for key, t := range distinct {
+		for _, id := range t {
+			byLeaf[id] = append(byLeaf[id], key)
+		}
 	}
-	return found
+	out := make(map[string]string, len(distinct))
+	for key, t := range distinct {
+		out[key] = key
+		found := ""
+		for _, wider := range byLeaf[t[0]] {
+			u := distinct[wider]
+			if len(u) <= len(t) || support[wider] <= support[key] || !includes(u, t) {
+				continue
+			}
+			if found != "" {
+				found = "" // two wider groups: no way to choose
+				break
+			}
+			found = wider
+		}
+		if found != "" {
+			out[key] = found
+		}
+	}
+	return out
 }
 
 // includes reports whether sorted u holds every element of sorted t.
