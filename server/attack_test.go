@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toposcope/toposcope/app"
+	"github.com/toposcope/toposcope/testenv/dbtest"
 )
 
 // TestAttackOperatorKeys sends, for every registered provider and engine,
@@ -270,5 +271,60 @@ func TestAttackNebiusKeys(t *testing.T) {
 	s.reqs.Close()
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("the canary host was contacted %d times: a request chose a URL", n)
+	}
+}
+
+// TestAttackStoreDatabaseKeys: the shared store's keys that name a file
+// (store.database.dsnFile, tls.caFile, certFile, keyFile) are the
+// operator's configuration alone. A REST body that names them, at its top
+// level, under store.database, or as a plugin parameter, on every route
+// that reads a body, is refused (POST /v1/discover reads none); the
+// service keeps its own database.
+func TestAttackStoreDatabaseKeys(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Start(t.Context(), t, dbtest.Postgres)
+	s := newStack(t, stackOpts{database: db, quiet: true})
+	s.discover()
+	where := s.store.Path()
+	dir := t.TempDir()
+	evil := filepath.Join(dir, "evil.dsn")
+	if err := os.WriteFile(evil, []byte("postgres://attacker@127.0.0.1:1/stolen"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sections := []string{
+		fmt.Sprintf(`"store":{"database":{"driver":"postgres","dsnFile":%q,"tls":{"caFile":%q,"certFile":%q,"keyFile":%q}}}`, evil, evil, evil, evil),
+		fmt.Sprintf(`"database":{"dsnFile":%q}`, evil),
+		fmt.Sprintf(`"dsnFile":%q`, evil), fmt.Sprintf(`"caFile":%q`, evil), fmt.Sprintf(`"certFile":%q`, evil), fmt.Sprintf(`"keyFile":%q`, evil),
+	}
+	for _, sec := range sections {
+		for _, r := range []struct{ method, path, body string }{
+			{http.MethodPost, "/v1/generate", `{` + sec + `}`},
+			{http.MethodPost, "/v1/generate", `{"provider":{"name":"sim","params":{` + sec + `}},"engine":{"name":"slurm"}}`},
+			{http.MethodPost, "/v1/generate", `{"provider":{"name":"sim"},"engine":{"name":"slurm","params":{` + sec + `}}}`},
+			{http.MethodPut, "/v1/budgets", `{"accounts":[{"name":"a"}],` + sec + `}`},
+			{http.MethodPost, "/v1/ledger", `{"records":[],` + sec + `}`},
+			{http.MethodPost, "/v1/placements", `{"account":"a","nodes":1,` + sec + `}`},
+			{http.MethodPut, "/v1/agents/gpu001", `{"node":"gpu001",` + sec + `}`},
+		} {
+			if w := s.do(r.method, r.path, r.body); w.Code < 400 || w.Code >= 500 {
+				t.Errorf("%s %s with %s = %d %s, want a 4xx refusal", r.method, r.path, sec, w.Code, w.Body)
+			}
+		}
+	}
+	// POST /v1/discover reads no body: it only triggers the loop, with
+	// the operator's configuration.
+	if w := s.do(http.MethodPost, "/v1/discover", `{`+sections[0]+`}`); w.Code != http.StatusAccepted {
+		t.Errorf("discover = %d %s", w.Code, w.Body)
+	}
+	for _, k := range []string{"dsnFile", "caFile", "certFile", "keyFile"} {
+		if w := s.do(http.MethodGet, "/v1/render/slurm?"+k+"="+evil, ""); w.Code < 400 || w.Code >= 500 {
+			t.Errorf("render with %s = %d, want a 4xx refusal", k, w.Code)
+		}
+	}
+	if s.store.Path() != where {
+		t.Errorf("the store moved from %s to %s", where, s.store.Path())
+	}
+	if _, err := s.svc.Refresh(t.Context()); err != nil {
+		t.Errorf("the service no longer reads its own database: %v", err)
 	}
 }
