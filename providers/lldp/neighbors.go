@@ -33,18 +33,6 @@ const (
 	MaxMgmtIPs = 2
 )
 
-// json0 is the shape of `lldpcli -f json0 show neighbors`.
-type json0 struct {
-	LLDP []struct {
-		Interface []struct {
-			Name    string        `json:"name"`
-			Via     string        `json:"via"`
-			Chassis []chassisJSON `json:"chassis"`
-			Port    []portJSON    `json:"port"`
-		} `json:"interface"`
-	} `json:"lldp"`
-}
-
 // chassisJSON and portJSON are a neighbor's switch and port in json0.
 type chassisJSON struct {
 	ID     []typedValue `json:"id"`
@@ -62,32 +50,88 @@ type typedValue struct {
 	Value string `json:"value"`
 }
 
-// ParseNeighbors reads `lldpcli -f json0 show neighbors`. A neighbor
-// without a chassis ID or a port ID, or with a field past the bounds, is
-// left out and named in the warnings; output that is not the json0 shape
-// is an error.
+// ParseNeighbors reads `lldpcli show neighbors` as JSON: the json0 format
+// (arrays at every count; also what Cumulus's `net show lldp json`
+// prints) or plain `-f json` (objects keyed by interface and system name,
+// a list only when there are several). A byte-order mark, lines before the
+// JSON (a shell prompt, the command saved with its output) and text after
+// it are skipped. A neighbor without a chassis ID or a port ID, or with a
+// field past the bounds, is left out and named in the warnings; output
+// that is neither shape is an error.
 func ParseNeighbors(data []byte) ([]Neighbor, []string, error) {
-	data = bytes.TrimSpace(data) // lldpcli starts with blank lines
-	var doc json0
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, nil, fmt.Errorf("%w: not lldpcli -f json0: %w", ErrFormat, err)
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if i := jsonStart(data); i >= 0 {
+		data = data[i:]
+	}
+	var top struct {
+		LLDP json.RawMessage `json:"lldp"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&top); err != nil {
+		return nil, nil, fmt.Errorf("%w: not lldpcli's JSON: %w", ErrFormat, err)
+	}
+	ifcs, err := interfacesOf(bytes.TrimSpace(top.LLDP))
+	if err != nil {
+		return nil, nil, err
 	}
 	var out []Neighbor
 	var warnings []string
-	for _, l := range doc.LLDP {
-		for _, ifc := range l.Interface {
-			n, why := neighborOf(ifc.Name, ifc.Via, ifc.Chassis, ifc.Port)
-			switch {
-			case why != "":
-				warnings = append(warnings, fmt.Sprintf("interface %q: %s: left out", clip(ifc.Name), why))
-			case len(out) == MaxNeighbors:
-				warnings = append(warnings, fmt.Sprintf("interface %q: more than %d neighbors: left out", clip(ifc.Name), MaxNeighbors))
-			default:
-				out = append(out, n)
-			}
+	for _, ifc := range ifcs {
+		n, why := neighborOf(ifc.Name, ifc.Via, ifc.Chassis, ifc.Port)
+		switch {
+		case why != "":
+			warnings = append(warnings, fmt.Sprintf("interface %q: %s: left out", clip(ifc.Name), why))
+		case len(out) == MaxNeighbors:
+			warnings = append(warnings, fmt.Sprintf("interface %q: more than %d neighbors: left out", clip(ifc.Name), MaxNeighbors))
+		default:
+			out = append(out, n)
 		}
 	}
 	return out, warnings, nil
+}
+
+// jsonStart is the offset of the first line that starts with "{", or -1.
+func jsonStart(data []byte) int {
+	for off := 0; off < len(data); {
+		line := data[off:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j+1]
+		}
+		if t := bytes.TrimLeft(line, " \t\r"); len(t) > 0 && t[0] == '{' {
+			return off + len(line) - len(t)
+		}
+		off += len(line)
+	}
+	return -1
+}
+
+// ifaceJSON is one interface's neighbor in json0's shape.
+type ifaceJSON struct {
+	Name    string        `json:"name"`
+	Via     string        `json:"via"`
+	Chassis []chassisJSON `json:"chassis"`
+	Port    []portJSON    `json:"port"`
+}
+
+// interfacesOf reads the "lldp" value: json0's list, or plain json's
+// object.
+func interfacesOf(lldp []byte) ([]ifaceJSON, error) {
+	switch {
+	case len(lldp) == 0 || string(lldp) == "null":
+		return nil, fmt.Errorf("%w: no \"lldp\" value", ErrFormat)
+	case lldp[0] == '[':
+		var doc []struct {
+			Interface []ifaceJSON `json:"interface"`
+		}
+		if err := json.Unmarshal(lldp, &doc); err != nil {
+			return nil, fmt.Errorf("%w: json0: %w", ErrFormat, err)
+		}
+		var out []ifaceJSON
+		for _, l := range doc {
+			out = append(out, l.Interface...)
+		}
+		return out, nil
+	}
+	return plainInterfaces(lldp)
 }
 
 // neighborOf builds one neighbor, or says why it cannot.

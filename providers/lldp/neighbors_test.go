@@ -1,8 +1,12 @@
 package lldp_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +93,10 @@ func TestParseNeighbors(t *testing.T) {
 		{"control character", strings.Replace(doc(one("eth0", "aa", "swp1", "LEAF")), "LEAF", `leaf\u0007`, 1), 0, []string{"not printable ASCII"}, nil},
 		{"learnt by CDP", strings.Replace(doc(one("eth0", "aa", "swp1", "l")), `"via":"LLDP"`, `"via":"CDPv2"`, 1), 0, []string{`learnt by "CDPv2"`}, nil},
 		{"too many", doc(many...), lldp.MaxNeighbors, []string{fmt.Sprintf("more than %d neighbors", lldp.MaxNeighbors)}, nil},
-		{"plain -f json shape", `{"lldp":{"interface":{"eth0":{"chassis":{}}}}}`, 0, nil, lldp.ErrFormat},
+		{"plain -f json, no chassis ID", `{"lldp":{"interface":{"eth0":{"chassis":{}}}}}`, 0, []string{`interface "eth0": no chassis ID`}, nil},
+		{"plain -f json, no neighbors", `{"lldp":{}}`, 0, nil, nil},
+		{"no lldp value", `{"neighbors":[]}`, 0, nil, lldp.ErrFormat},
+		{"lldp is a string", `{"lldp":"none"}`, 0, nil, lldp.ErrFormat},
 		{"not JSON", "Interface: eth0", 0, nil, lldp.ErrFormat},
 	}
 	for _, tt := range tests {
@@ -106,4 +113,71 @@ func TestParseNeighbors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseSavedOutputs reads what the real lldpcli (lldpd 1.0.16)
+// printed, in both its JSON formats, for a host with one neighbor and one
+// with two (testdata/SOURCE.md), as saved and as someone might save it:
+// with a byte-order mark, after a shell prompt and the command, with a
+// prompt after it, with CRLF line ends. Both formats give the same
+// neighbors.
+func TestParseSavedOutputs(t *testing.T) {
+	t.Parallel()
+	variants := map[string]func([]byte) []byte{
+		"as saved":     func(b []byte) []byte { return b },
+		"BOM":          func(b []byte) []byte { return append([]byte("\xef\xbb\xbf"), b...) },
+		"prompt first": func(b []byte) []byte { return append([]byte("root@gpu01:~# lldpcli -f json show neighbors\n"), b...) },
+		"prompt after": func(b []byte) []byte { return append(append([]byte{}, b...), []byte("root@gpu01:~# \n")...) },
+		"CRLF":         func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) },
+	}
+	for _, count := range []string{"one", "two"} {
+		var want []lldp.Neighbor
+		for _, format := range []string{"json0", "json"} {
+			data, err := os.ReadFile(filepath.Join("testdata", "lldpd-1.0.16-"+format+"-"+count+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, v := range variants {
+				got, warnings, err := lldp.ParseNeighbors(v(data))
+				if err != nil || len(warnings) > 0 {
+					t.Fatalf("%s %s (%s): %v %v", format, count, name, err, warnings)
+				}
+				if want == nil {
+					want = got
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s %s (%s): %+v, want %+v", format, count, name, got, want)
+				}
+			}
+		}
+		if n := map[string]int{"one": 1, "two": 2}[count]; len(want) != n || want[0].SysName == "" || want[0].ChassisID == "" || want[0].PortDescr == "" || len(want[0].MgmtIPs) != 1 {
+			t.Errorf("%s: %+v", count, want)
+		}
+	}
+}
+
+// FuzzParseNeighbors: no output panics the parser, and what it keeps has
+// IDs and bounded values.
+func FuzzParseNeighbors(f *testing.F) {
+	for _, name := range []string{"json0-one", "json0-two", "json-one", "json-two"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "lldpd-1.0.16-"+name+".json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, _, err := lldp.ParseNeighbors(data)
+		if err != nil {
+			return
+		}
+		if len(got) > lldp.MaxNeighbors {
+			t.Fatalf("kept %d neighbors", len(got))
+		}
+		for _, n := range got {
+			if n.ChassisID == "" || n.PortID == "" || len(n.SysName) > lldp.MaxField || len(n.MgmtIPs) > lldp.MaxMgmtIPs {
+				t.Fatalf("kept %+v", n)
+			}
+		}
+	})
 }
