@@ -23,7 +23,8 @@ type Books struct {
 	names   []string         // interned account names
 	ids     map[string]int32 // name → index in names
 	persist Persister
-	version uint64 // the Versioned persister's version that stored and budgets hold
+	shared  Versioned // persist, when other replicas write it too; nil otherwise
+	version uint64    // shared's version that stored and budgets hold
 }
 
 // bag is a ledger's records and each one's interned account. Readers
@@ -53,6 +54,9 @@ type Persister interface {
 // another replica's change at their next read.
 type Versioned interface {
 	PlacementVersion(ctx context.Context) (uint64, error)
+	// Shared reports whether other replicas write it too; a persister of
+	// one process needs no version read.
+	Shared() bool
 }
 
 // NewBooks returns empty books kept in memory only: equal shares, no
@@ -66,6 +70,9 @@ func NewBooks() *Books {
 func OpenBooks(ctx context.Context, p Persister) (*Books, error) {
 	s := NewBooks()
 	s.persist = p
+	if v, ok := p.(Versioned); ok && v.Shared() {
+		s.shared = v
+	}
 	if err := s.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -78,9 +85,9 @@ func OpenBooks(ctx context.Context, p Persister) (*Books, error) {
 // missed.
 func (s *Books) reload(ctx context.Context) error {
 	var version uint64
-	if v, ok := s.persist.(Versioned); ok {
+	if s.shared != nil {
 		var err error
-		if version, err = v.PlacementVersion(ctx); err != nil {
+		if version, err = s.shared.PlacementVersion(ctx); err != nil {
 			return fmt.Errorf("load budgets and ledger: %w", err)
 		}
 	}
@@ -106,14 +113,13 @@ func (s *Books) reload(ctx context.Context) error {
 }
 
 // Refresh loads the budgets and the ledger again when another replica
-// changed them (a Versioned persister's version moved); it costs one
-// read of the version otherwise.
+// changed them (a shared persister's version moved); it costs one read of
+// the version otherwise, and nothing with a persister of one process.
 func (s *Books) Refresh(ctx context.Context) error {
-	v, ok := s.persist.(Versioned)
-	if !ok {
+	if s.shared == nil {
 		return nil
 	}
-	version, err := v.PlacementVersion(ctx)
+	version, err := s.shared.PlacementVersion(ctx)
 	if err != nil {
 		return fmt.Errorf("placement version: %w", err)
 	}
@@ -130,11 +136,10 @@ func (s *Books) Refresh(ctx context.Context) error {
 // persister's version moved by one: when nothing else wrote meanwhile,
 // the books are current at the new version and need no reload.
 func (s *Books) wrote(ctx context.Context) {
-	v, ok := s.persist.(Versioned)
-	if !ok {
+	if s.shared == nil {
 		return
 	}
-	if version, err := v.PlacementVersion(ctx); err == nil && version == s.version+1 {
+	if version, err := s.shared.PlacementVersion(ctx); err == nil && version == s.version+1 {
 		s.version = version
 	}
 }
