@@ -141,7 +141,7 @@ func checkLLDP(ns []providers.LLDPNeighbor, bad func(field, format string, args 
 				bad(field+"."+v.key, "is required")
 			case len(v.value) > lldp.MaxField:
 				bad(field+"."+v.key, "at most %d characters, got %d", lldp.MaxField, len(v.value))
-			case !printable(v.value):
+			case !lldp.PrintableASCII(v.value):
 				bad(field+"."+v.key, "must be printable ASCII")
 			}
 		}
@@ -154,17 +154,6 @@ func checkLLDP(ns []providers.LLDPNeighbor, bad func(field, format string, args 
 			}
 		}
 	}
-}
-
-// printable reports whether v is printable ASCII (spaces allowed: a
-// port description may have them).
-func printable(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' || c >= 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // checkValue says what is wrong with an identity or ID value, or "".

@@ -143,7 +143,7 @@ func text(v []byte) (string, string) {
 	if len(v) > MaxField {
 		return "", fmt.Sprintf("%d bytes, at most %d", len(v), MaxField)
 	}
-	if !printableASCII(string(v)) {
+	if !PrintableASCII(string(v)) {
 		return "", "not printable ASCII"
 	}
 	return string(v), ""

@@ -159,7 +159,7 @@ func neighborOf(name, via string, chassis []chassisJSON, port []portJSON) (Neigh
 		}
 	}
 	for _, f := range append([]string{n.Interface, n.ChassisID, n.ChassisIDType, n.SysName, n.PortID, n.PortIDType, n.PortDescr}, n.MgmtIPs...) {
-		if len(f) > MaxField || !printableASCII(f) {
+		if len(f) > MaxField || !PrintableASCII(f) {
 			return Neighbor{}, fmt.Sprintf("a field of %d bytes, or not printable ASCII (at most %d)", len(f), MaxField)
 		}
 	}
@@ -169,8 +169,9 @@ func neighborOf(name, via string, chassis []chassisJSON, port []portJSON) (Neigh
 	return n, ""
 }
 
-// printableASCII reports whether v is printable ASCII (spaces allowed).
-func printableASCII(v string) bool {
+// PrintableASCII reports whether v is printable ASCII (spaces allowed):
+// what a neighbor's values may hold.
+func PrintableASCII(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < ' ' || c >= 0x7f {
 			return false
