@@ -168,31 +168,48 @@ func (l *Loop) Ready() error {
 // Load restores the current and the pending snapshot from the store, so
 // that the service answers queries before its first discovery.
 func (l *Loop) Load(ctx context.Context) error {
-	cur, pend, err := l.deps.Store.Heads(ctx)
+	st, _, err := l.readHeads(ctx, State{})
 	if err != nil {
 		return err
 	}
-	st := &State{}
-	if cur != 0 {
-		if st.Snapshot, err = l.deps.Store.Snapshot(ctx, cur); err != nil {
-			return err
-		}
-		if st.Graph, err = l.deps.Store.Graph(ctx, cur); err != nil {
-			return err
-		}
-		l.deps.Metrics.current(st.Snapshot.Counts)
-	}
-	if pend != 0 {
-		if st.Pending, err = l.deps.Store.Snapshot(ctx, pend); err != nil {
-			return err
-		}
-	}
-	l.deps.Metrics.setRefusing(st.Pending != nil)
 	if runs, err := l.deps.Store.Runs(ctx, 1); err == nil && len(runs) == 1 {
 		st.LastRun = &runs[0]
 	}
-	l.state.Store(st)
+	l.state.Store(&st)
 	return nil
+}
+
+// readHeads returns st with the store's current and pending snapshot,
+// reading a snapshot and its graph only when it is not st's already, and
+// whether they changed.
+func (l *Loop) readHeads(ctx context.Context, st State) (State, bool, error) {
+	cur, pend, err := l.deps.Store.Heads(ctx)
+	if err != nil {
+		return st, false, err
+	}
+	if idOf(st.Snapshot) == cur && idOf(st.Pending) == pend {
+		return st, false, nil
+	}
+	if idOf(st.Snapshot) != cur {
+		st.Snapshot, st.Graph = nil, nil
+		if cur != 0 {
+			if st.Snapshot, err = l.deps.Store.Snapshot(ctx, cur); err != nil {
+				return st, false, err
+			}
+			if st.Graph, err = l.deps.Store.Graph(ctx, cur); err != nil {
+				return st, false, err
+			}
+			l.deps.Metrics.current(st.Snapshot.Counts)
+		}
+	}
+	st.Pending = nil
+	if pend != 0 {
+		if st.Pending, err = l.deps.Store.Snapshot(ctx, pend); err != nil {
+			return st, false, err
+		}
+	}
+	l.deps.Metrics.setRefusing(st.Pending != nil)
+	return st, true, nil
 }
 
 // Trigger asks the loop for a discovery soon. Requests made while one is

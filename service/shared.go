@@ -90,31 +90,10 @@ func (l *Loop) refreshLocked(ctx context.Context) (bool, error) {
 	if !l.deps.Store.Shared() {
 		return false, nil
 	}
-	cur, pend, err := l.deps.Store.Heads(ctx)
-	if err != nil {
+	next, changed, err := l.readHeads(ctx, *l.State())
+	if err != nil || !changed {
 		return false, err
 	}
-	st := l.State()
-	if idOf(st.Snapshot) == cur && idOf(st.Pending) == pend {
-		return false, nil
-	}
-	next := *st
-	if idOf(st.Snapshot) != cur {
-		if next.Snapshot, err = l.deps.Store.Snapshot(ctx, cur); err != nil {
-			return false, err
-		}
-		if next.Graph, err = l.deps.Store.Graph(ctx, cur); err != nil {
-			return false, err
-		}
-		l.deps.Metrics.current(next.Snapshot.Counts)
-	}
-	next.Pending = nil
-	if pend != 0 {
-		if next.Pending, err = l.deps.Store.Snapshot(ctx, pend); err != nil {
-			return false, err
-		}
-	}
-	l.deps.Metrics.setRefusing(next.Pending != nil)
 	l.state.Store(&next)
 	return true, nil
 }
