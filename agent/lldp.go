@@ -13,7 +13,7 @@ import (
 
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 )
 
 // DefaultLLDP is the command that prints lldpd's neighbors.
@@ -56,7 +56,7 @@ func (g *Gatherer) lldpNeighbors(ctx context.Context, log *slog.Logger) ([]provi
 		log.Debug("agent: the LLDP command failed; listening for LLDP frames instead", "command", g.LLDP, "err", err)
 		return g.listen(ctx, log)
 	}
-	all, warnings, err := lldp.ParseNeighbors(out)
+	all, warnings, err := neighbor.Parse(out)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: %w", ErrGather, g.LLDP, err)
 	}

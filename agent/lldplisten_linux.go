@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 )
 
 // lldpMulticast is the nearest-bridge address LLDP frames are sent to.
@@ -33,7 +33,7 @@ func ListenLLDP(ctx context.Context, ifaces []string, wait time.Duration) ([]pro
 	if len(ifaces) == 0 {
 		return nil, nil, nil
 	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(lldp.EtherType)))
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(neighbor.EtherType)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: raw socket: %w", ErrListen, err)
 	}
@@ -75,7 +75,7 @@ func ListenLLDP(ctx context.Context, ifaces []string, wait time.Duration) ([]pro
 		if !ok || name == "" || ll.Pkttype == unix.PACKET_OUTGOING {
 			continue
 		}
-		nb, ws, err := lldp.ParseFrame(name, buf[:n])
+		nb, ws, err := neighbor.ParseFrame(name, buf[:n])
 		for _, w := range ws {
 			warnings = append(warnings, fmt.Sprintf("frame on %s: %s", name, w))
 		}

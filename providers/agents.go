@@ -55,6 +55,9 @@ type LLDPNeighbor struct {
 	PortDescr string `json:"portDescr,omitempty" yaml:"portDescr,omitempty"`
 	// MgmtIPs are the switch's management addresses.
 	MgmtIPs []string `json:"mgmtIPs,omitempty" yaml:"mgmtIPs,omitempty"`
+	// Capabilities are the capabilities the switch says are enabled, as
+	// lldpcli names them in lower case (bridge, router, station...).
+	Capabilities []string `json:"capabilities,omitempty" yaml:"capabilities,omitempty"`
 }
 
 // HCA is one host channel adapter of a node.

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -139,18 +140,27 @@ func checkLLDP(ns []providers.LLDPNeighbor, bad func(field, format string, args 
 			switch {
 			case v.required && v.value == "":
 				bad(field+"."+v.key, "is required")
-			case len(v.value) > lldp.MaxField:
-				bad(field+"."+v.key, "at most %d characters, got %d", lldp.MaxField, len(v.value))
-			case !lldp.PrintableASCII(v.value):
+			case len(v.value) > neighbor.MaxField:
+				bad(field+"."+v.key, "at most %d characters, got %d", neighbor.MaxField, len(v.value))
+			case !neighbor.PrintableASCII(v.value):
 				bad(field+"."+v.key, "must be printable ASCII")
 			}
 		}
-		if len(n.MgmtIPs) > lldp.MaxMgmtIPs {
-			bad(field+".mgmtIPs", "at most %d addresses, got %d", lldp.MaxMgmtIPs, len(n.MgmtIPs))
+		if len(n.MgmtIPs) > neighbor.MaxMgmtIPs {
+			bad(field+".mgmtIPs", "at most %d addresses, got %d", neighbor.MaxMgmtIPs, len(n.MgmtIPs))
 		}
 		for j, ip := range n.MgmtIPs {
 			if _, err := netip.ParseAddr(ip); err != nil {
 				bad(fmt.Sprintf("%s.mgmtIPs[%d]", field, j), "must be an IP address")
+			}
+		}
+		if len(n.Capabilities) > len(neighbor.Capabilities) {
+			bad(field+".capabilities", "at most %d, got %d", len(neighbor.Capabilities), len(n.Capabilities))
+			continue
+		}
+		for j, c := range n.Capabilities {
+			if !slices.Contains(neighbor.Capabilities[:], c) {
+				bad(fmt.Sprintf("%s.capabilities[%d]", field, j), "must be one of %s", strings.Join(neighbor.Capabilities[:], ", "))
 			}
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 	"github.com/toposcope/toposcope/testenv/netlab"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -57,7 +57,7 @@ func TestLeavesFromLLDP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, _, err = lldp.ParseNeighbors(out); err != nil {
+			if got, _, err = neighbor.Parse(out); err != nil {
 				t.Fatal(err)
 			}
 			if *update && len(got) == want { // the real tool's output, for the tests that cannot run lldpd
@@ -147,7 +147,7 @@ func graphFromLLDPFixtures(t *testing.T, dir string) *topology.Graph {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ns, warnings, err := lldp.ParseNeighbors(data)
+		ns, warnings, err := neighbor.Parse(data)
 		if err != nil || len(warnings) > 0 {
 			t.Fatalf("%s: %v %v", f, err, warnings)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/httpretry"
 	"github.com/toposcope/toposcope/providers"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -89,23 +90,12 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
-	reports, err := p.source.AgentReports(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("agents: %w", err)
-	}
-	now := p.now()
-	fresh := make(map[string]providers.AgentReport, len(reports))
-	stale := 0
-	for _, r := range reports {
-		if p.cfg.MaxAge > 0 && now.Sub(r.ReceivedAt) > p.cfg.MaxAge {
-			stale++
-			continue
-		}
-		fresh[r.Facts.Node] = r
-	}
 	dropped := newDrops()
-	vet(fresh, &dropped)
-	names := p.names(req, fresh)
+	fresh, stale, err := p.fresh(ctx, &dropped)
+	if err != nil {
+		return nil, err
+	}
+	names := p.Nodes(req, fresh)
 	ids := make(map[string]string, len(req.Nodes)) // the request's instance IDs, for nodes without a report
 	for _, n := range req.Nodes {
 		ids[n.Name] = n.InstanceID
@@ -138,10 +128,10 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 			domains = append(domains, placed{node: name, domain: domain, sub: sub})
 		}
 	}
-	if lp := lldpPaths(fresh); len(lp) > 0 {
+	if leaves := neighbor.Leaves(lldpOf(fresh)); len(leaves) > 0 {
 		for _, name := range names {
-			if _, ok := paths[name]; !ok && lp[name] != nil {
-				paths[name] = lp[name]
+			if _, ok := paths[name]; !ok && leaves[name] != nil {
+				paths[name] = []string{leaves[name].Name}
 			}
 		}
 	}
@@ -162,8 +152,38 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 	return g, nil
 }
 
-// names returns the nodes to cover, in order.
-func (p *Provider) names(req providers.Request, fresh map[string]providers.AgentReport) []string {
+// Fresh returns the reports no older than maxAge, by node, with the
+// ones that fail the checks every report passes dropped (logged and
+// counted), and how many were stale.
+func (p *Provider) Fresh(ctx context.Context) (map[string]providers.AgentReport, int, error) {
+	dropped := newDrops()
+	fresh, stale, err := p.fresh(ctx, &dropped)
+	dropped.report(p.log, p.obs)
+	return fresh, stale, err
+}
+
+func (p *Provider) fresh(ctx context.Context, dropped *drops) (map[string]providers.AgentReport, int, error) {
+	reports, err := p.source.AgentReports(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("agents: %w", err)
+	}
+	now := p.now()
+	fresh := make(map[string]providers.AgentReport, len(reports))
+	stale := 0
+	for _, r := range reports {
+		if p.cfg.MaxAge > 0 && now.Sub(r.ReceivedAt) > p.cfg.MaxAge {
+			stale++
+			continue
+		}
+		fresh[r.Facts.Node] = r
+	}
+	vet(fresh, dropped)
+	return fresh, stale, nil
+}
+
+// Nodes returns the nodes to cover, in order: the request's, else the
+// configured nodes, else every node with a fresh report.
+func (p *Provider) Nodes(req providers.Request, fresh map[string]providers.AgentReport) []string {
 	switch {
 	case len(req.Nodes) > 0:
 		out := make([]string, len(req.Nodes))
@@ -281,4 +301,19 @@ func (in inline) AgentReports(context.Context) ([]providers.AgentReport, error) 
 // NewFactory describes the agents provider to the registry.
 func NewFactory() providers.Factory {
 	return providers.NewFactory(Name, "what node agents (toposcope agent --server) reported: identity, GPUs, NVLink domains", exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) { return New(c, d) })
+}
+
+// lldpOf returns the LLDP neighbors of the fresh reports that carry no
+// fabric path from a metadata service: the nodes placed under their
+// Ethernet leaf group (neighbor.Leaves). Above the leaves nothing is
+// known from the hosts: the groups are the tree's roots (the lldp
+// provider adds the switches above them).
+func lldpOf(fresh map[string]providers.AgentReport) map[string][]providers.LLDPNeighbor {
+	out := map[string][]providers.LLDPNeighbor{}
+	for node, r := range fresh {
+		if len(r.Facts.Fabric) == 0 && len(r.Facts.LLDP) > 0 {
+			out[node] = r.Facts.LLDP
+		}
+	}
+	return out
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -31,7 +31,7 @@ func LLDPGraph(name func(host string) string) (*topology.Graph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("consumertest: %w", err)
 		}
-		ns, warnings, err := lldp.ParseNeighbors(data)
+		ns, warnings, err := neighbor.Parse(data)
 		if err != nil {
 			return nil, fmt.Errorf("consumertest: %s: %w", h, err)
 		}

@@ -1,63 +1,76 @@
-package agents
+package neighbor
 
 import (
 	"cmp"
 	"slices"
 	"strings"
-
-	"github.com/toposcope/toposcope/providers"
 )
 
-// lldpPaths places the nodes whose reports carry LLDP neighbors (and no
-// fabric path from a metadata service) under their leaf group: the leaf
-// switches their fabric NICs reach, one per rail, as one switch of the
-// tree named by its leaves ("leaf-a0+leaf-a1"). Nodes whose NICs reach
-// the same leaves share a group; a node that reaches fewer of them (a
-// link down) joins the one group whose leaves include its own. A switch
-// is known by its chassis ID and named by the system name most of the
-// reports that see it give. Each node's group comes from its own report
-// alone, so a report that claims leaves it is not cabled to moves no
-// other node. Above the leaves nothing is known from the hosts: the
-// groups are the tree's roots.
-func lldpPaths(fresh map[string]providers.AgentReport) map[string][]string {
-	tuples := map[string][]string{} // node → its leaves' chassis IDs, sorted
-	names := map[string]map[string]int{}
-	for node, r := range fresh {
-		if len(r.Facts.Fabric) > 0 || len(r.Facts.LLDP) == 0 {
+// LeafGroup is the leaf switches one or more hosts' fabric NICs reach,
+// one per rail, as one switch of the tree.
+type LeafGroup struct {
+	// Name is the group's switch name: its leaves' names joined by "+"
+	// in order ("leaf-a0+leaf-a1").
+	Name string
+	// Chassis are its leaves' chassis IDs, sorted.
+	Chassis []string
+	// Names maps each leaf's chassis ID to its name.
+	Names map[string]string
+}
+
+// Leaves groups hosts by the leaf switches their neighbors name (host →
+// its NICs' neighbors): nodes whose NICs reach the same leaves share a
+// group; a node that reaches fewer of them (a link down) joins the one
+// group whose leaves include its own. A switch is known by its chassis
+// ID and named by the system name most of the hosts that see it give
+// (one two switches would share gets the chassis ID after it). Each
+// node's group comes from its own neighbors alone, so a host that claims
+// leaves it is not cabled to moves no other node and renames no switch
+// that more hosts name. Hosts without neighbors are left out; every
+// other host is in the result, groups shared by pointer.
+func Leaves(hosts map[string][]Neighbor) map[string]*LeafGroup {
+	tuples := map[string][]string{} // host → its leaves' chassis IDs, sorted
+	votes := map[string]map[string]int{}
+	for host, ns := range hosts {
+		if len(ns) == 0 {
 			continue
 		}
 		var ids []string
-		for _, n := range r.Facts.LLDP {
+		for _, n := range ns {
 			if !slices.Contains(ids, n.ChassisID) {
 				ids = append(ids, n.ChassisID)
 			}
-			if names[n.ChassisID] == nil {
-				names[n.ChassisID] = map[string]int{}
+			if votes[n.ChassisID] == nil {
+				votes[n.ChassisID] = map[string]int{}
 			}
-			names[n.ChassisID][cmp.Or(n.SysName, n.ChassisID)]++
+			votes[n.ChassisID][cmp.Or(n.SysName, n.ChassisID)]++
 		}
 		slices.Sort(ids)
-		tuples[node] = ids
+		tuples[host] = ids
 	}
 	if len(tuples) == 0 {
 		return nil
 	}
-	leafName := switchNames(names)
+	leafName := NameByVotes(votes)
 	groups := groupTuples(tuples)
-	out := make(map[string][]string, len(tuples))
-	named := map[string][]string{} // group key → its path, built once
-	for node, t := range tuples {
+	out := make(map[string]*LeafGroup, len(tuples))
+	made := map[string]*LeafGroup{} // group key → the group, built once
+	for host, t := range tuples {
 		key := groups[strings.Join(t, "\x00")]
-		if named[key] == nil {
+		g := made[key]
+		if g == nil {
 			ids := strings.Split(key, "\x00")
+			g = &LeafGroup{Chassis: ids, Names: make(map[string]string, len(ids))}
 			parts := make([]string, len(ids))
 			for i, id := range ids {
 				parts[i] = leafName[id]
+				g.Names[id] = leafName[id]
 			}
 			slices.Sort(parts)
-			named[key] = []string{strings.Join(parts, "+")}
+			g.Name = strings.Join(parts, "+")
+			made[key] = g
 		}
-		out[node] = named[key]
+		out[host] = g
 	}
 	return out
 }
@@ -113,10 +126,10 @@ func includes(u, t []string) bool {
 	return true
 }
 
-// switchNames names each chassis ID by the system name most reports
-// give it (ties: the first in order); a name two switches would share
-// gets the chassis ID after it.
-func switchNames(votes map[string]map[string]int) map[string]string {
+// NameByVotes names each switch (by chassis ID) by the name with most
+// votes (ties: the first in order); a name two switches would share gets
+// the chassis ID after it ("spine-1-aa:bb:...").
+func NameByVotes(votes map[string]map[string]int) map[string]string {
 	out := make(map[string]string, len(votes))
 	users := map[string]int{}
 	for id, v := range votes {

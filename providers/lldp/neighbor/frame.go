@@ -1,4 +1,4 @@
-package lldp
+package neighbor
 
 import (
 	"encoding/binary"
@@ -23,6 +23,7 @@ const (
 	tlvTTL       = 3
 	tlvPortDescr = 4
 	tlvSysName   = 5
+	tlvSysCaps   = 7
 	tlvMgmtAddr  = 8
 )
 
@@ -93,6 +94,17 @@ func ParseFrame(iface string, frame []byte) (Neighbor, []string, error) {
 				n.SysName = s
 			} else {
 				n.PortDescr = s
+			}
+		case tlvSysCaps:
+			if size != 4 {
+				warn("system capabilities: %d bytes, want 4", size)
+				continue
+			}
+			enabled := binary.BigEndian.Uint16(v[2:4])
+			for bit, name := range Capabilities {
+				if enabled&(1<<bit) != 0 {
+					n.Capabilities = append(n.Capabilities, name)
+				}
 			}
 		case tlvMgmtAddr:
 			if len(n.MgmtIPs) == MaxMgmtIPs {

@@ -1,4 +1,4 @@
-package lldp_test
+package neighbor_test
 
 import (
 	"encoding/binary"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 )
 
 // tlv encodes one TLV.
@@ -59,8 +59,8 @@ func TestParseFrame(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			n, warnings, err := lldp.ParseFrame("eth0", tt.frame)
-			if (err != nil) != tt.err || (err != nil && !errors.Is(err, lldp.ErrFrame)) {
+			n, warnings, err := neighbor.ParseFrame("eth0", tt.frame)
+			if (err != nil) != tt.err || (err != nil && !errors.Is(err, neighbor.ErrFrame)) {
 				t.Fatalf("ParseFrame = %+v, %v; want error %v", n, err, tt.err)
 			}
 			if tt.warning != "" && !strings.Contains(strings.Join(warnings, "; "), tt.warning) {
@@ -74,7 +74,7 @@ func TestParseFrame(t *testing.T) {
 			}
 		})
 	}
-	n, _, _ := lldp.ParseFrame("eth0", frame(chassisMAC, portName, ttl, tlv(8, 5, 1, 10, 0, 0, 1, 2, 0, 0, 0, 1, 0), end))
+	n, _, _ := neighbor.ParseFrame("eth0", frame(chassisMAC, portName, ttl, tlv(8, 5, 1, 10, 0, 0, 1, 2, 0, 0, 0, 1, 0), end))
 	if len(n.MgmtIPs) != 1 || n.MgmtIPs[0] != "10.0.0.1" || n.ChassisIDType != "mac" || n.PortIDType != "ifname" {
 		t.Errorf("parsed %+v", n)
 	}
@@ -86,15 +86,15 @@ func FuzzParseFrame(f *testing.F) {
 	f.Add(frame(chassisMAC, portName, ttl, tlv(5, []byte("leaf01")...), end))
 	f.Add(frame(chassisMAC, portName, ttl, tlv(8, 5, 1, 10, 0, 0, 1, 2, 0, 0, 0, 1, 0), end))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, _, err := lldp.ParseFrame("eth0", data)
+		n, _, err := neighbor.ParseFrame("eth0", data)
 		if err != nil {
 			return
 		}
-		if n.ChassisID == "" || n.PortID == "" || len(n.MgmtIPs) > lldp.MaxMgmtIPs {
+		if n.ChassisID == "" || n.PortID == "" || len(n.MgmtIPs) > neighbor.MaxMgmtIPs {
 			t.Fatalf("accepted %+v", n)
 		}
 		for _, v := range []string{n.ChassisID, n.PortID, n.SysName, n.PortDescr, n.ChassisIDType, n.PortIDType} {
-			if len(v) > lldp.MaxField {
+			if len(v) > neighbor.MaxField {
 				t.Fatalf("accepted a value of %d bytes", len(v))
 			}
 			for i := 0; i < len(v); i++ {

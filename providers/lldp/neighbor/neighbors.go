@@ -1,15 +1,17 @@
-// Package lldp reads what LLDP says of a host's links: for each of its
+// Package neighbor reads what LLDP says of a host's links: for each of its
 // NICs, the switch at the other end (its chassis ID and system name) and
 // the port. It parses lldpd's own view, `lldpcli -f json0 show
 // neighbors`, the format whose fields are arrays at every count (plain
 // `-f json` turns a one-element array into an object).
-package lldp
+package neighbor
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/toposcope/toposcope/providers"
 )
@@ -35,9 +37,17 @@ const (
 
 // chassisJSON and portJSON are a neighbor's switch and port in json0.
 type chassisJSON struct {
-	ID     []typedValue `json:"id"`
-	Name   []typedValue `json:"name"`
-	MgmtIP []typedValue `json:"mgmt-ip"`
+	ID         []typedValue `json:"id"`
+	Name       []typedValue `json:"name"`
+	MgmtIP     []typedValue `json:"mgmt-ip"`
+	Capability []capability `json:"capability"`
+}
+
+// capability is one capability lldpcli lists: its name (Bridge, Router)
+// and whether it is enabled.
+type capability struct {
+	Type    string `json:"type"`
+	Enabled bool   `json:"enabled"`
 }
 
 type portJSON struct {
@@ -50,7 +60,7 @@ type typedValue struct {
 	Value string `json:"value"`
 }
 
-// ParseNeighbors reads `lldpcli show neighbors` as JSON: the json0 format
+// Parse reads `lldpcli show neighbors` as JSON: the json0 format
 // (arrays at every count; also what Cumulus's `net show lldp json`
 // prints) or plain `-f json` (objects keyed by interface and system name,
 // a list only when there are several). A byte-order mark, lines before the
@@ -58,7 +68,7 @@ type typedValue struct {
 // it are skipped. A neighbor without a chassis ID or a port ID, or with a
 // field past the bounds, is left out and named in the warnings; output
 // that is neither shape is an error.
-func ParseNeighbors(data []byte) ([]Neighbor, []string, error) {
+func Parse(data []byte) ([]Neighbor, []string, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if i := jsonStart(data); i >= 0 {
 		data = data[i:]
@@ -158,6 +168,11 @@ func neighborOf(name, via string, chassis []chassisJSON, port []portJSON) (Neigh
 			n.MgmtIPs = append(n.MgmtIPs, ip.Value)
 		}
 	}
+	for _, c := range c.Capability {
+		if name := strings.ToLower(c.Type); c.Enabled && slices.Contains(Capabilities[:], name) && !slices.Contains(n.Capabilities, name) {
+			n.Capabilities = append(n.Capabilities, name)
+		}
+	}
 	for _, f := range append([]string{n.Interface, n.ChassisID, n.ChassisIDType, n.SysName, n.PortID, n.PortIDType, n.PortDescr}, n.MgmtIPs...) {
 		if len(f) > MaxField || !PrintableASCII(f) {
 			return Neighbor{}, fmt.Sprintf("a field of %d bytes, or not printable ASCII (at most %d)", len(f), MaxField)
@@ -168,6 +183,10 @@ func neighborOf(name, via string, chassis []chassisJSON, port []portJSON) (Neigh
 	}
 	return n, ""
 }
+
+// Capabilities are the LLDP system capabilities, in the order of their
+// bits (802.1AB), as lldpcli names them in lower case.
+var Capabilities = [...]string{"other", "repeater", "bridge", "wlan", "router", "telephone", "docsis", "station"}
 
 // PrintableASCII reports whether v is printable ASCII (spaces allowed):
 // what a neighbor's values may hold.

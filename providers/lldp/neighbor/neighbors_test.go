@@ -1,4 +1,4 @@
-package lldp_test
+package neighbor_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toposcope/toposcope/providers/lldp"
+	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 	"github.com/toposcope/toposcope/testenv/netlab"
 )
 
@@ -35,7 +35,7 @@ func TestNeighborsFromRealLLDPD(t *testing.T) {
 	}
 	chassis := map[string]string{}
 	for host, nics := range want {
-		var got []lldp.Neighbor
+		var got []neighbor.Neighbor
 		deadline := time.Now().Add(30 * time.Second)
 		for len(got) < len(nics) {
 			if time.Now().After(deadline) {
@@ -47,7 +47,7 @@ func TestNeighborsFromRealLLDPD(t *testing.T) {
 				t.Fatal(err)
 			}
 			var warnings []string
-			if got, warnings, err = lldp.ParseNeighbors(out); err != nil || len(warnings) > 0 {
+			if got, warnings, err = neighbor.Parse(out); err != nil || len(warnings) > 0 {
 				t.Fatalf("%s: %v %v\n%s", host, err, warnings, out)
 			}
 		}
@@ -63,8 +63,8 @@ func TestNeighborsFromRealLLDPD(t *testing.T) {
 	}
 }
 
-// TestParseNeighbors: what is kept and what is refused.
-func TestParseNeighbors(t *testing.T) {
+// TestParse: what is kept and what is refused.
+func TestParse(t *testing.T) {
 	t.Parallel()
 	one := func(ifc, chassisID, portID, name string) string {
 		return fmt.Sprintf(`{"name":%q,"via":"LLDP","chassis":[{"id":[{"type":"mac","value":%q}],"name":[{"value":%q}]}],"port":[{"id":[{"type":"ifname","value":%q}],"descr":[{"value":"d"}]}]}`,
@@ -73,7 +73,7 @@ func TestParseNeighbors(t *testing.T) {
 	doc := func(ifcs ...string) string {
 		return "\n\n" + `{"lldp":[{"interface":[` + strings.Join(ifcs, ",") + `]}]}`
 	}
-	many := make([]string, lldp.MaxNeighbors+1)
+	many := make([]string, neighbor.MaxNeighbors+1)
 	for i := range many {
 		many[i] = one(fmt.Sprintf("eth%d", i), "c", "p", "leaf")
 	}
@@ -88,23 +88,23 @@ func TestParseNeighbors(t *testing.T) {
 		{"no neighbors", `{"lldp":[{}]}`, 0, nil, nil},
 		{"no chassis ID", doc(one("eth0", "", "swp1", "leaf01")), 0, []string{`interface "eth0": no chassis ID`}, nil},
 		{"no port ID", doc(one("eth0", "aa", "", "leaf01")), 0, []string{`interface "eth0": no port ID`}, nil},
-		{"oversized system name", doc(one("eth0", "aa", "swp1", strings.Repeat("x", lldp.MaxField+1))), 0, []string{fmt.Sprintf("a field of %d bytes", lldp.MaxField+1)}, nil},
+		{"oversized system name", doc(one("eth0", "aa", "swp1", strings.Repeat("x", neighbor.MaxField+1))), 0, []string{fmt.Sprintf("a field of %d bytes", neighbor.MaxField+1)}, nil},
 		{"not ASCII", doc(one("eth0", "aa", "swp1", "leaf-é")), 0, []string{"not printable ASCII"}, nil},
 		{"control character", strings.Replace(doc(one("eth0", "aa", "swp1", "LEAF")), "LEAF", `leaf\u0007`, 1), 0, []string{"not printable ASCII"}, nil},
 		{"learnt by CDP", strings.Replace(doc(one("eth0", "aa", "swp1", "l")), `"via":"LLDP"`, `"via":"CDPv2"`, 1), 0, []string{`learnt by "CDPv2"`}, nil},
-		{"too many", doc(many...), lldp.MaxNeighbors, []string{fmt.Sprintf("more than %d neighbors", lldp.MaxNeighbors)}, nil},
+		{"too many", doc(many...), neighbor.MaxNeighbors, []string{fmt.Sprintf("more than %d neighbors", neighbor.MaxNeighbors)}, nil},
 		{"plain -f json, no chassis ID", `{"lldp":{"interface":{"eth0":{"chassis":{}}}}}`, 0, []string{`interface "eth0": no chassis ID`}, nil},
 		{"plain -f json, no neighbors", `{"lldp":{}}`, 0, nil, nil},
-		{"no lldp value", `{"neighbors":[]}`, 0, nil, lldp.ErrFormat},
-		{"lldp is a string", `{"lldp":"none"}`, 0, nil, lldp.ErrFormat},
-		{"not JSON", "Interface: eth0", 0, nil, lldp.ErrFormat},
+		{"no lldp value", `{"neighbors":[]}`, 0, nil, neighbor.ErrFormat},
+		{"lldp is a string", `{"lldp":"none"}`, 0, nil, neighbor.ErrFormat},
+		{"not JSON", "Interface: eth0", 0, nil, neighbor.ErrFormat},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, warnings, err := lldp.ParseNeighbors([]byte(tt.in))
+			got, warnings, err := neighbor.Parse([]byte(tt.in))
 			if !errors.Is(err, tt.err) || len(got) != tt.kept || len(warnings) != len(tt.warnings) {
-				t.Fatalf("ParseNeighbors = %d kept, %q, %v; want %d, %q, %v", len(got), warnings, err, tt.kept, tt.warnings, tt.err)
+				t.Fatalf("Parse = %d kept, %q, %v; want %d, %q, %v", len(got), warnings, err, tt.kept, tt.warnings, tt.err)
 			}
 			for i, w := range tt.warnings {
 				if !strings.Contains(warnings[i], w) {
@@ -131,14 +131,14 @@ func TestParseSavedOutputs(t *testing.T) {
 		"CRLF":         func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) },
 	}
 	for _, count := range []string{"one", "two"} {
-		var want []lldp.Neighbor
+		var want []neighbor.Neighbor
 		for _, format := range []string{"json0", "json"} {
 			data, err := os.ReadFile(filepath.Join("testdata", "lldpd-1.0.16-"+format+"-"+count+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for name, v := range variants {
-				got, warnings, err := lldp.ParseNeighbors(v(data))
+				got, warnings, err := neighbor.Parse(v(data))
 				if err != nil || len(warnings) > 0 {
 					t.Fatalf("%s %s (%s): %v %v", format, count, name, err, warnings)
 				}
@@ -156,9 +156,9 @@ func TestParseSavedOutputs(t *testing.T) {
 	}
 }
 
-// FuzzParseNeighbors: no output panics the parser, and what it keeps has
+// FuzzParse: no output panics the parser, and what it keeps has
 // IDs and bounded values.
-func FuzzParseNeighbors(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, name := range []string{"json0-one", "json0-two", "json-one", "json-two"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "lldpd-1.0.16-"+name+".json"))
 		if err != nil {
@@ -167,15 +167,15 @@ func FuzzParseNeighbors(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, _, err := lldp.ParseNeighbors(data)
+		got, _, err := neighbor.Parse(data)
 		if err != nil {
 			return
 		}
-		if len(got) > lldp.MaxNeighbors {
+		if len(got) > neighbor.MaxNeighbors {
 			t.Fatalf("kept %d neighbors", len(got))
 		}
 		for _, n := range got {
-			if n.ChassisID == "" || n.PortID == "" || len(n.SysName) > lldp.MaxField || len(n.MgmtIPs) > lldp.MaxMgmtIPs {
+			if n.ChassisID == "" || n.PortID == "" || len(n.SysName) > neighbor.MaxField || len(n.MgmtIPs) > neighbor.MaxMgmtIPs {
 				t.Fatalf("kept %+v", n)
 			}
 		}

@@ -1,4 +1,4 @@
-package lldp
+package neighbor
 
 import (
 	"encoding/json"
@@ -16,8 +16,9 @@ type (
 		Port    plainPort       `json:"port"`
 	}
 	plainChassis struct {
-		ID     *typedValue     `json:"id"`
-		MgmtIP json.RawMessage `json:"mgmt-ip"`
+		ID         *typedValue     `json:"id"`
+		MgmtIP     json.RawMessage `json:"mgmt-ip"`
+		Capability json.RawMessage `json:"capability"`
 	}
 	plainPort struct {
 		ID    *typedValue `json:"id"`
@@ -93,6 +94,13 @@ func plainIface2json0(name string, p plainIface) (ifaceJSON, error) {
 		for _, ip := range ips {
 			cj.MgmtIP = append(cj.MgmtIP, typedValue{Value: ip})
 		}
+	}
+	if len(c.Capability) > 0 {
+		caps, err := oneOrMany[capability](c.Capability)
+		if err != nil {
+			return ifc, fmt.Errorf("chassis capability: %w", err)
+		}
+		cj.Capability = caps
 	}
 	ifc.Chassis = []chassisJSON{cj}
 	pj := portJSON{}
