@@ -23,7 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const installHint = "run hack/install-netlab.sh (packages iproute2, lldpd; as root)"
+const installHint = "run hack/install-netlab.sh (packages iproute2, lldpd, snmpd; as root)"
 
 // Lab is one test's namespaces.
 type Lab struct {
@@ -33,6 +33,10 @@ type Lab struct {
 	nodes  map[string]bool
 	links  int
 	lldpd  map[string]*exec.Cmd
+	// mgmt is the management network, once made (Mgmt).
+	mgmt *mgmtNet
+	// daemons are the other processes started (snmpd), by group.
+	daemons []*exec.Cmd
 }
 
 // Require skips the test when the lab cannot be built here (not root, no
@@ -43,7 +47,7 @@ func Require(t testing.TB) {
 	if os.Geteuid() != 0 {
 		missing = append(missing, "root")
 	}
-	for _, bin := range []string{"/usr/sbin/ip", "/usr/sbin/lldpd", "/usr/sbin/lldpcli"} {
+	for _, bin := range []string{"/usr/sbin/ip", "/usr/sbin/lldpd", "/usr/sbin/lldpcli", "/usr/sbin/snmpd"} {
 		if _, err := os.Stat(bin); err != nil {
 			missing = append(missing, bin)
 		}
@@ -122,8 +126,21 @@ func (l *Lab) Link(a, aIf, b, bIf string) {
 func (l *Lab) socket(node string) string { return filepath.Join(l.dir, node+".ctl") }
 
 // LLDPD starts lldpd in node's namespace on every interface, naming the
-// system hostname (a switch's name), and has it send at once.
+// system hostname, and has it send at once. Its capabilities are the
+// kernel's (a host: station).
 func (l *Lab) LLDPD(ctx context.Context, node, hostname string) {
+	l.t.Helper()
+	l.startLLDPD(ctx, node, hostname, "")
+}
+
+// SwitchLLDPD is LLDPD for a switch: it says it is a bridge and a router,
+// as a data center switch's LLDP does.
+func (l *Lab) SwitchLLDPD(ctx context.Context, node, hostname string) {
+	l.t.Helper()
+	l.startLLDPD(ctx, node, hostname, "configure system capabilities enabled bridge,router")
+}
+
+func (l *Lab) startLLDPD(ctx context.Context, node, hostname, configure string) {
 	l.t.Helper()
 	l.Node(node)
 	logf, err := os.Create(filepath.Join(l.dir, node+".log"))
@@ -134,6 +151,9 @@ func (l *Lab) LLDPD(ctx context.Context, node, hostname string) {
 	// names the system before lldpd sends its first frame, then resumes.
 	script := filepath.Join(l.dir, node+"-lldpcli.sh")
 	body := fmt.Sprintf("#!/bin/sh\n/usr/sbin/lldpcli -u %[1]s configure system hostname %[2]s && exec /usr/sbin/lldpcli -u %[1]s resume\n", l.socket(node), hostname)
+	if configure != "" {
+		body = fmt.Sprintf("#!/bin/sh\n/usr/sbin/lldpcli -u %[1]s configure system hostname %[2]s && /usr/sbin/lldpcli -u %[1]s %[3]s && exec /usr/sbin/lldpcli -u %[1]s resume\n", l.socket(node), hostname, configure)
+	}
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		l.t.Fatal(err)
 	}
@@ -213,8 +233,16 @@ func (l *Lab) close() {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		}
 	}
+	for _, cmd := range l.daemons {
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		}
+	}
 	for node := range l.nodes {
 		_ = exec.Command("/usr/sbin/ip", "netns", "del", l.ns(node)).Run()
+	}
+	if l.mgmt != nil {
+		_ = exec.Command("/usr/sbin/ip", "link", "del", l.mgmt.bridge).Run()
 	}
 	_ = os.RemoveAll(l.dir)
 }
