@@ -27,6 +27,7 @@ require (
 	github.com/chromedp/cdproto v0.160.1 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
 	github.com/gofrs/flock v0.10.0 // indirect
+	github.com/gosnmp/gosnmp v1.47.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect

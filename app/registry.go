@@ -28,6 +28,7 @@ import (
 	"github.com/toposcope/toposcope/providers/infiniband"
 	pk8slabels "github.com/toposcope/toposcope/providers/k8slabels"
 	"github.com/toposcope/toposcope/providers/lambda"
+	"github.com/toposcope/toposcope/providers/lldp"
 	"github.com/toposcope/toposcope/providers/merge"
 	"github.com/toposcope/toposcope/providers/nebius"
 	"github.com/toposcope/toposcope/providers/netq"
@@ -55,6 +56,7 @@ func Providers() []providers.Factory {
 		pk8slabels.NewFactory(),
 		dra.NewFactory(),
 		agents.NewFactory(),
+		lldp.NewFactory(),
 		aws.NewFactory(),
 		gcp.NewFactory(),
 		oci.NewFactory(),

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -99,7 +98,7 @@ type SNMP struct {
 // when snmpd answers.
 func (l *Lab) SNMPD(ctx context.Context, node string, addr netip.Addr, s SNMP) {
 	l.t.Helper()
-	helper := lldpmibBinary(l.t)
+	helper := l.lldpmibBinary()
 	dir := filepath.Join(l.dir, node+"-snmp")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		l.t.Fatal(err)
@@ -157,39 +156,23 @@ func (l *Lab) SNMPD(ctx context.Context, node string, addr netip.Addr, s SNMP) {
 	}
 }
 
-var lldpmib struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// lldpmibBinary builds the lldpmib helper once per test binary.
-func lldpmibBinary(t interface {
-	Helper()
-	Fatalf(string, ...any)
-}) string {
-	t.Helper()
-	lldpmib.once.Do(func() {
-		dir, err := os.MkdirTemp("", "lldpmib-")
-		if err != nil {
-			lldpmib.err = err
-			return
-		}
-		_ = os.Chmod(dir, 0o755)
-		_, here, _, _ := runtime.Caller(0)
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goBin); err != nil {
-			goBin = "go"
-		}
-		lldpmib.path = filepath.Join(dir, "lldpmib")
-		cmd := exec.Command(goBin, "build", "-o", lldpmib.path, "./lldpmib")
-		cmd.Dir = filepath.Dir(here)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			lldpmib.err = fmt.Errorf("go build lldpmib: %w\n%s", err, out)
-		}
-	})
-	if lldpmib.err != nil {
-		t.Fatalf("netlab: %v", lldpmib.err)
+// lldpmibBinary builds the lldpmib helper into the lab's folder, once a
+// lab.
+func (l *Lab) lldpmibBinary() string {
+	l.t.Helper()
+	bin := filepath.Join(l.dir, "lldpmib")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
 	}
-	return lldpmib.path
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		l.t.Fatalf("netlab: building lldpmib needs the go command: %v", err)
+	}
+	_, here, _, _ := runtime.Caller(0)
+	cmd := exec.Command(goBin, "build", "-o", bin, "./lldpmib")
+	cmd.Dir = filepath.Dir(here)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		l.t.Fatalf("netlab: go build lldpmib: %v\n%s", err, out)
+	}
+	return bin
 }

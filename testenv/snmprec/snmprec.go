@@ -141,3 +141,27 @@ func Sort(recs []Record) []Record {
 	slices.SortStableFunc(recs, func(a, b Record) int { return slices.Compare(arcs[a.OID], arcs[b.OID]) })
 	return slices.CompactFunc(recs, func(a, b Record) bool { return a.OID == b.OID })
 }
+
+// Bits reads a BITS value kept as net-snmp displays it, the octets in
+// hex and then the numbers of the bits set ("28 00 2 4"), as recordings
+// made from snmpwalk's output keep it. The numbers must be the bits the
+// octets set; ok is false for any other text.
+func Bits(text string) (octets []byte, ok bool) {
+	fields := strings.Fields(text)
+	for n := len(fields); n > 0; n-- {
+		b, err := hex.DecodeString(strings.Join(fields[:n], ""))
+		if err != nil || len(b) != n {
+			continue
+		}
+		var want []string
+		for i := range 8 * len(b) {
+			if b[i/8]&(0x80>>(i%8)) != 0 {
+				want = append(want, strconv.Itoa(i))
+			}
+		}
+		if slices.Equal(fields[n:], want) {
+			return b, true
+		}
+	}
+	return nil, false
+}
