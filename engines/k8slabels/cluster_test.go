@@ -359,3 +359,43 @@ func TestLLDPLeafLabels(t *testing.T) {
 		t.Error("a tier-1 label, but the hosts see no switch above their leaves")
 	}
 }
+
+// TestLLDPFatTreeLabels: the 3-tier Ethernet fat tree the lldp provider
+// discovers from the real lldpd's and snmpd's saved answers is published
+// as three tiers of labels on the real apiserver: h1 and h2 share their
+// leaf group, h3 has its own under the same spine group, h4 is in the
+// other pod, and all four share the core.
+func TestLLDPFatTreeLabels(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: len(consumertest.FatTreeHosts)}, nil, nil)
+	host := map[string]string{}
+	g, err := consumertest.FatTreeGraph(func(h string) string {
+		i := slices.Index(consumertest.FatTreeHosts, h)
+		host[s.fabric.NodeName(i)] = h
+		return s.fabric.NodeName(i)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.apply(t, g, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]map[string]string{}
+	for name, n := range s.nodes(t) {
+		labels[host[name]] = n.Labels
+	}
+	same := func(level, a, b string) bool { return labels[a][tier+level] != "" && labels[a][tier+level] == labels[b][tier+level] }
+	checks := []struct {
+		level, a, b string
+		want        bool
+	}{
+		{"0", "h1", "h2", true}, {"0", "h1", "h3", false}, {"0", "h3", "h4", false},
+		{"1", "h1", "h3", true}, {"1", "h1", "h4", false},
+		{"2", "h1", "h4", true}, {"2", "h2", "h3", true},
+	}
+	for _, c := range checks {
+		if got := same(c.level, c.a, c.b); got != c.want {
+			t.Errorf("tier-%s labels of %s and %s alike = %v, want %v (labels %v)", c.level, c.a, c.b, got, c.want, labels)
+		}
+	}
+}

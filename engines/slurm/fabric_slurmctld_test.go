@@ -46,6 +46,18 @@ func lldpGraph(t testing.TB) *topology.Graph {
 	return g
 }
 
+// fatTreeGraph builds the 3-tier Ethernet fat tree that the lldp
+// provider discovers from the real lldpd's and snmpd's saved answers:
+// leaf groups under spine groups under a core group.
+func fatTreeGraph(t testing.TB) *topology.Graph {
+	t.Helper()
+	g, err := consumertest.FatTreeGraph(func(h string) string { return h })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestSlurmctldFabricTree renders trees discovered from real ibnetdiscover
 // output and checks that slurmctld 22.05 reads back exactly that tree.
 func TestSlurmctldFabricTree(t *testing.T) {
@@ -55,6 +67,7 @@ func TestSlurmctldFabricTree(t *testing.T) {
 		"ib-2tier":   func(t testing.TB) *topology.Graph { return fabricGraph(t, "ibsim-fat-tree-2tier.out") },
 		"ib-3tier":   func(t testing.TB) *topology.Graph { return fabricGraph(t, "ibsim-fat-tree-3tier.out") },
 		"lldp-2rail": lldpGraph,
+		"lldp-3tier": fatTreeGraph,
 		"ib-missing-cable": func(t testing.TB) *topology.Graph {
 			return fabricGraph(t, "ibsim-missing-cable.out", "gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu007", "gpu008")
 		},
