@@ -137,7 +137,7 @@ func (l *lab) neighbors(t *testing.T, node string, want int) []providers.LLDPNei
 }
 
 // secretFile writes a credential file for the test.
-func secretFile(t *testing.T, name, value string) string {
+func secretFile(t testing.TB, name, value string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(value+"\n"), 0o600); err != nil {
