@@ -335,27 +335,15 @@ func TestDryRun(t *testing.T) {
 // down has its group's.
 func TestLLDPLeafLabels(t *testing.T) {
 	t.Parallel()
-	s := newSetup(t, kubetest.Fabric{Nodes: len(consumertest.LLDPHosts)}, nil, nil)
-	host := map[string]string{}
-	g, err := consumertest.LLDPGraph(func(h string) string {
-		i := slices.Index(consumertest.LLDPHosts, h)
-		host[s.fabric.NodeName(i)] = h
-		return s.fabric.NodeName(i)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.apply(t, g, kube.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	labels := applyHosts(t, consumertest.LLDPHosts, consumertest.LLDPGraph)
 	group := map[string]string{}
-	for name, n := range s.nodes(t) {
-		group[host[name]] = n.Labels[tier+"0"]
+	for h, l := range labels {
+		group[h] = l[tier+"0"]
 	}
 	if group["h1"] == "" || group["h1"] != group["h2"] || group["h1"] != group["h5"] || group["h3"] != group["h4"] || group["h1"] == group["h3"] {
 		t.Errorf("tier-0 labels by host: %v; want h1, h2, h5 alike, h3, h4 alike, the two groups apart", group)
 	}
-	if _, ok := s.nodes(t)[s.fabric.NodeName(0)].Labels[tier+"1"]; ok {
+	if _, ok := labels["h1"][tier+"1"]; ok {
 		t.Error("a tier-1 label, but the hosts see no switch above their leaves")
 	}
 }
@@ -367,23 +355,7 @@ func TestLLDPLeafLabels(t *testing.T) {
 // other pod, and all four share the core.
 func TestLLDPFatTreeLabels(t *testing.T) {
 	t.Parallel()
-	s := newSetup(t, kubetest.Fabric{Nodes: len(consumertest.FatTreeHosts)}, nil, nil)
-	host := map[string]string{}
-	g, err := consumertest.FatTreeGraph(func(h string) string {
-		i := slices.Index(consumertest.FatTreeHosts, h)
-		host[s.fabric.NodeName(i)] = h
-		return s.fabric.NodeName(i)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.apply(t, g, kube.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	labels := map[string]map[string]string{}
-	for name, n := range s.nodes(t) {
-		labels[host[name]] = n.Labels
-	}
+	labels := applyHosts(t, consumertest.FatTreeHosts, consumertest.FatTreeGraph)
 	same := func(level, a, b string) bool { return labels[a][tier+level] != "" && labels[a][tier+level] == labels[b][tier+level] }
 	checks := []struct {
 		level, a, b string
@@ -398,4 +370,29 @@ func TestLLDPFatTreeLabels(t *testing.T) {
 			t.Errorf("tier-%s labels of %s and %s alike = %v, want %v (labels %v)", c.level, c.a, c.b, got, c.want, labels)
 		}
 	}
+}
+
+// applyHosts publishes, on a fabric of len(hosts) nodes on the real
+// apiserver, the graph that graph builds for hosts under those nodes'
+// names, and returns each host's labels.
+func applyHosts(t *testing.T, hosts []string, graph func(name func(string) string) (*topology.Graph, error)) map[string]map[string]string {
+	t.Helper()
+	s := newSetup(t, kubetest.Fabric{Nodes: len(hosts)}, nil, nil)
+	host := map[string]string{}
+	g, err := graph(func(h string) string {
+		i := slices.Index(hosts, h)
+		host[s.fabric.NodeName(i)] = h
+		return s.fabric.NodeName(i)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.apply(t, g, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]map[string]string{}
+	for name, n := range s.nodes(t) {
+		labels[host[name]] = n.Labels
+	}
+	return labels
 }

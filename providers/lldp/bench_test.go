@@ -31,11 +31,17 @@ func benchMAC(kind, i int) string {
 	return fmt.Sprintf("0c:42:%02x:%02x:%02x:%02x", kind, i>>16&255, i>>8&255, i&255)
 }
 
+// macBytes is the 6 octets of a colon-separated MAC address.
+func macBytes(s string) []byte {
+	mac := make([]byte, 6)
+	_, _ = fmt.Sscanf(s, "%02x:%02x:%02x:%02x:%02x:%02x", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5])
+	return mac
+}
+
 // addRemote appends one lldpRemTable row (and its sysName) to vars.
 func addRemote(vars []lldp.Var, port, index int, chassis, portID, sysName, caps string) []lldp.Var {
 	idx := fmt.Sprintf("0.%d.%d", port, index)
-	mac := make([]byte, 6)
-	_, _ = fmt.Sscanf(chassis, "%02x:%02x:%02x:%02x:%02x:%02x", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5])
+	mac := macBytes(chassis)
 	row := lldp.OIDRemote + ".1.1."
 	return append(vars,
 		lldp.Var{OID: row + "4." + idx, Int: 4},
@@ -48,8 +54,7 @@ func addRemote(vars []lldp.Var, port, index int, chassis, portID, sysName, caps 
 }
 
 func localVars(chassis, name string) []lldp.Var {
-	mac := make([]byte, 6)
-	_, _ = fmt.Sscanf(chassis, "%02x:%02x:%02x:%02x:%02x:%02x", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5])
+	mac := macBytes(chassis)
 	return []lldp.Var{
 		{OID: lldp.OIDLocal + ".1.0", Int: 4},
 		{OID: lldp.OIDLocal + ".2.0", Bytes: mac},

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/agents"
 	"github.com/toposcope/toposcope/providers/lldp"
-	"github.com/toposcope/toposcope/providers/lldp/neighbor"
 	"github.com/toposcope/toposcope/testenv/consumertest"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -25,19 +23,11 @@ import (
 // the lab (testdata/fattree).
 func savedReports(t *testing.T) []providers.NodeFacts {
 	t.Helper()
-	var out []providers.NodeFacts
-	for _, h := range clusterHosts {
-		data, err := os.ReadFile(filepath.Join(fatTreeFixtures, h+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns, warnings, err := neighbor.Parse(data)
-		if err != nil || len(warnings) > 0 || len(ns) != 2 {
-			t.Fatalf("%s: %d neighbors, %v, %v", h, len(ns), warnings, err)
-		}
-		out = append(out, providers.NodeFacts{Node: h, GPUs: 8, LLDP: ns})
+	r, err := consumertest.SavedReports(fatTreeFixtures, clusterHosts, func(h string) string { return h })
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return r
 }
 
 // recordingWalker serves the saved walks, by switch name as the address,

@@ -25,10 +25,30 @@ var LLDPHosts = []string{"h1", "h2", "h3", "h4", "h5"}
 // (providers/agents/testdata/lldp-2rail): two leaf groups, no switch above
 // them. name maps a host (h1...) to the node name the graph gives it.
 func LLDPGraph(name func(host string) string) (*topology.Graph, error) {
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "providers", "agents", "testdata", "lldp-2rail")
 	cfg := agents.DefaultConfig()
-	for _, h := range LLDPHosts {
+	var err error
+	if cfg.Reports, err = SavedReports(repoDir("providers", "agents", "testdata", "lldp-2rail"), LLDPHosts, name); err != nil {
+		return nil, err
+	}
+	p, err := agents.New(cfg, providers.Deps{})
+	if err != nil {
+		return nil, fmt.Errorf("consumertest: %w", err)
+	}
+	return p.Discover(context.Background(), providers.Request{})
+}
+
+// repoDir is a folder of the repository, by its path elements.
+func repoDir(elem ...string) string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(append([]string{filepath.Dir(here), "..", ".."}, elem...)...)
+}
+
+// SavedReports reads each host's saved lldpcli output (dir/<host>.json)
+// into its node's report (the node named name(host)); a parse warning is
+// an error.
+func SavedReports(dir string, hosts []string, name func(string) string) ([]providers.NodeFacts, error) {
+	var out []providers.NodeFacts
+	for _, h := range hosts {
 		data, err := os.ReadFile(filepath.Join(dir, h+".json"))
 		if err != nil {
 			return nil, fmt.Errorf("consumertest: %w", err)
@@ -40,13 +60,9 @@ func LLDPGraph(name func(host string) string) (*topology.Graph, error) {
 		if len(warnings) > 0 {
 			return nil, fmt.Errorf("consumertest: %s: %s", h, strings.Join(warnings, "; "))
 		}
-		cfg.Reports = append(cfg.Reports, providers.NodeFacts{Node: name(h), GPUs: GPUsPerNode, LLDP: ns})
+		out = append(out, providers.NodeFacts{Node: name(h), GPUs: GPUsPerNode, LLDP: ns})
 	}
-	p, err := agents.New(cfg, providers.Deps{})
-	if err != nil {
-		return nil, fmt.Errorf("consumertest: %w", err)
-	}
-	return p.Discover(context.Background(), providers.Request{})
+	return out, nil
 }
 
 // FatTreeHosts are the cluster hosts of the saved 3-tier Ethernet fat
@@ -61,19 +77,11 @@ var FatTreeHosts = []string{"h1", "h2", "h3", "h4"}
 // under two spine groups under one core group. name maps a host (h1...)
 // to the node name the graph gives it.
 func FatTreeGraph(name func(host string) string) (*topology.Graph, error) {
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "providers", "lldp", "testdata", "fattree")
+	dir := repoDir("providers", "lldp", "testdata", "fattree")
 	cfg := lldp.DefaultConfig()
-	for _, h := range FatTreeHosts {
-		data, err := os.ReadFile(filepath.Join(dir, h+".json"))
-		if err != nil {
-			return nil, fmt.Errorf("consumertest: %w", err)
-		}
-		ns, _, err := neighbor.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("consumertest: %s: %w", h, err)
-		}
-		cfg.Reports = append(cfg.Reports, providers.NodeFacts{Node: h, GPUs: GPUsPerNode, LLDP: ns})
+	var err error
+	if cfg.Reports, err = SavedReports(dir, FatTreeHosts, func(h string) string { return h }); err != nil {
+		return nil, err
 	}
 	walks, err := filepath.Glob(filepath.Join(dir, "*.snmprec"))
 	if err != nil || len(walks) == 0 {
