@@ -356,7 +356,9 @@ func TestLLDPLeafLabels(t *testing.T) {
 func TestLLDPFatTreeLabels(t *testing.T) {
 	t.Parallel()
 	labels := applyHosts(t, consumertest.FatTreeHosts, consumertest.FatTreeGraph)
-	same := func(level, a, b string) bool { return labels[a][tier+level] != "" && labels[a][tier+level] == labels[b][tier+level] }
+	same := func(level, a, b string) bool {
+		return labels[a][tier+level] != "" && labels[a][tier+level] == labels[b][tier+level]
+	}
 	checks := []struct {
 		level, a, b string
 		want        bool
