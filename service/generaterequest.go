@@ -55,6 +55,10 @@ type GenerateRequest struct {
 	Provider Plugin      `json:"provider"`
 	Engine   Plugin      `json:"engine"`
 	Nodes    []NodeGroup `json:"nodes,omitempty"`
+	// TrimTiers is how many of the outermost switch tiers each node's
+	// path loses before the engine sees the graph (Topograph's provider
+	// parameter trimTiers, set only from it).
+	TrimTiers int `json:"trimTiers,omitempty"`
 	// Creds are the provider credentials; never marshalled.
 	Creds Credentials `json:"-"`
 }

@@ -84,10 +84,12 @@ func newRequests(deps RequestsDeps) *Requests {
 
 // job is one request, validated and ready to run.
 type job struct {
-	res    *store.Result
-	prov   providers.Provider
-	eng    engines.Engine
-	nodes  providers.Request
+	res   *store.Result
+	prov  providers.Provider
+	eng   engines.Engine
+	nodes providers.Request
+	// trim is the request's TrimTiers.
+	trim   int
 	stdout *bytes.Buffer
 	// publish is whether the engine publishes: server.publish is on and
 	// the engine is one the operator configured.
@@ -198,7 +200,7 @@ func (r *Requests) configuredEngine(name string) *config.Plugin {
 // the request's parameters may set only the keys each plugin lets a
 // request set, laid over the operator's settings of the same plugin.
 func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) {
-	j := &job{res: res, nodes: req.DiscoveryRequest(), stdout: &bytes.Buffer{}}
+	j := &job{res: res, nodes: req.DiscoveryRequest(), trim: req.TrimTiers, stdout: &bytes.Buffer{}}
 	pn, err := req.Provider.ParamsNode()
 	if err != nil {
 		return j, &RequestError{Field: "provider.params", Err: err}
@@ -252,6 +254,9 @@ func (r *Requests) run(ctx context.Context, j *job) ([]byte, string, error) {
 	defer r.deps.Limiter.Release()
 	g, err := j.prov.Discover(ctx, j.nodes)
 	if err != nil {
+		return nil, "", fmt.Errorf("discover: %w", err)
+	}
+	if g, err = g.TrimTop(j.trim); err != nil {
 		return nil, "", fmt.Errorf("discover: %w", err)
 	}
 	rd, canRender := j.eng.(engines.Renderer)

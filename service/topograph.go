@@ -52,7 +52,22 @@ type compatPlugin struct {
 	set    map[string]any // set unless the request sets the key
 	params map[string]compatRule
 	refuse string // the whole plugin is refused with this advice
+	// trim is how the provider takes Topograph's trimTiers.
+	trim trimRule
 }
+
+// trimRule is how a Topograph provider takes trimTiers: as the request's
+// TrimTiers, checked as Topograph's cloud providers check it (an integer
+// 0-2) or as its simulators and nscale take it (any integer, a negative
+// one as 0); or accepted and ignored, as Topograph's test, netq,
+// infiniband and dra providers do.
+type trimRule int
+
+const (
+	trimIgnored trimRule = iota
+	trimStrict
+	trimAny
+)
 
 // topographModels are the Topograph simulation models bundled as
 // "topograph-NAME": the same switch trees and domains, in our format.
@@ -94,7 +109,6 @@ func topographProviders() map[string]compatPlugin {
 	infiniband := map[string]compatRule{
 		"accelerator": {refuse: "NVLink domains come from the nvlink provider (merge it with infiniband in the service configuration) or from toposcope-agent reports",
 			keepIf: func(v any) bool { m, ok := v.(map[string]any); return ok && m["source"] == "nvidia-smi" }},
-		"trimTiers": {refuse: "toposcope keeps every tier", keepIf: codeIs(0)},
 	}
 	out := map[string]compatPlugin{
 		"test":           test,
@@ -111,20 +125,21 @@ func topographProviders() map[string]compatPlugin {
 			"accelerator":  {to: "domainLabel", conv: acceleratorLabel},
 		}},
 		"nebius":   {name: "nebius"},
-		"oci-imds": {name: "agents", params: map[string]compatRule{"trimTiers": {refuse: "toposcope keeps every tier", keepIf: codeIs(0)}}},
+		"oci-imds": {name: "agents", trim: trimStrict},
 		"dsx":      {refuse: "Topograph's dsx provider is not implemented either; use the sim provider"},
 	}
+	sim.trim = trimAny
 	for _, n := range []string{"aws-sim", "gcp-sim", "oci-sim", "nebius-sim", "nscale-sim", "lambdai-sim", "dsx-sim"} {
 		out[n] = sim
 	}
-	for _, n := range []string{"aws", "gcp", "oci", "lambdai", "nscale", "netq", "nebius"} {
+	for _, n := range []string{"aws", "gcp", "oci", "lambdai", "nebius"} {
 		p := out[n]
-		if p.params == nil {
-			p.params = map[string]compatRule{}
-		}
-		p.params["trimTiers"] = infiniband["trimTiers"]
+		p.trim = trimStrict
 		out[n] = p
 	}
+	nscale := out["nscale"]
+	nscale.trim = trimAny
+	out["nscale"] = nscale
 	return out
 }
 
@@ -190,6 +205,9 @@ func (r *Requests) fromTopograph(req *GenerateRequest) error {
 		var op *config.Plugin
 		if p.name == r.deps.Provider.Name {
 			op = &r.deps.Provider
+		}
+		if err := takeTrimTiers(req, p.trim); err != nil {
+			return err
 		}
 		if err := mapPlugin(&req.Provider, "provider", p, op); err != nil {
 			return err

@@ -50,6 +50,7 @@ func TestTopographMappings(t *testing.T) {
 		wantProv, wantEng string
 		wantErr           error
 		wantField         string
+		wantTrim          int
 	}{
 		{name: "test provider with a Topograph model", provider: operatorPlugin(t, "sim", ""),
 			body:     `{"provider":{"name":"test","params":{"modelFileName":"medium.yaml","generateResponseCode":202,"topologyResponseCode":200,"description":"x"}},"engine":{"name":"slurm"}}`,
@@ -81,9 +82,21 @@ func TestTopographMappings(t *testing.T) {
 		{name: "gcp project_id selects project", provider: operatorPlugin(t, "gcp", "project: p1\n"),
 			body:     `{"provider":{"name":"gcp","params":{"project_id":"p1","trimTiers":0}},"engine":{"name":"slurm"}}`,
 			wantProv: `gcp `, wantEng: `slurm `},
-		{name: "trimTiers other than 0 is refused", provider: operatorPlugin(t, "gcp", ""),
-			body:    `{"provider":{"name":"gcp","params":{"trimTiers":1}},"engine":{"name":"slurm"}}`,
+		{name: "trimTiers is the request's", provider: operatorPlugin(t, "gcp", ""),
+			body:     `{"provider":{"name":"gcp","params":{"trimTiers":2}},"engine":{"name":"slurm"}}`,
+			wantProv: `gcp `, wantEng: `slurm `, wantTrim: 2},
+		{name: "trimTiers past 2 is refused on a cloud", provider: operatorPlugin(t, "gcp", ""),
+			body:    `{"provider":{"name":"gcp","params":{"trimTiers":3}},"engine":{"name":"slurm"}}`,
 			wantErr: service.ErrBadRequest, wantField: "provider.params.trimTiers"},
+		{name: "trimTiers must be an integer", provider: operatorPlugin(t, "aws", ""),
+			body:    `{"provider":{"name":"aws","params":{"trimTiers":"1"}},"engine":{"name":"slurm"}}`,
+			wantErr: service.ErrBadRequest, wantField: "provider.params.trimTiers"},
+		{name: "a simulator takes any trimTiers, a negative one as 0", provider: operatorPlugin(t, "sim", ""),
+			body:     `{"provider":{"name":"aws-sim","params":{"modelFileName":"medium.yaml","trimTiers":-1}},"engine":{"name":"slurm"}}`,
+			wantProv: `sim {"model":"topograph-medium"}`, wantEng: `slurm `},
+		{name: "netq ignores trimTiers, as Topograph's does", provider: operatorPlugin(t, "netq", ""),
+			body:     `{"provider":{"name":"netq","params":{"trimTiers":1}},"engine":{"name":"slurm"}}`,
+			wantProv: `netq `, wantEng: `slurm `},
 		{name: "infiniband-bm is infiniband", provider: operatorPlugin(t, "infiniband", ""),
 			body:     `{"provider":{"name":"infiniband-bm","params":{"accelerator":{"source":"nvidia-smi"}}},"engine":{"name":"slurm"}}`,
 			wantProv: `infiniband `, wantEng: `slurm `},
@@ -197,6 +210,9 @@ func TestTopographMappings(t *testing.T) {
 			}
 			if got := req.Provider.Name + " " + string(req.Provider.Params); got != tt.wantProv {
 				t.Errorf("provider = %s, want %s", got, tt.wantProv)
+			}
+			if req.TrimTiers != tt.wantTrim {
+				t.Errorf("TrimTiers = %d, want %d", req.TrimTiers, tt.wantTrim)
 			}
 			if got := req.Engine.Name + " " + string(req.Engine.Params); got != tt.wantEng {
 				t.Errorf("engine = %s, want %s", got, tt.wantEng)

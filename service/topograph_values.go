@@ -1,6 +1,7 @@
 package service
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -103,3 +104,51 @@ func jsonType(v any) string {
 	}
 	return "number"
 }
+
+// takeTrimTiers moves Topograph's provider parameter trimTiers out of
+// req's provider parameters: into req.TrimTiers where the provider takes
+// it, nowhere where Topograph's provider ignores it.
+func takeTrimTiers(req *GenerateRequest, rule trimRule) error {
+	if len(req.Provider.Params) == 0 {
+		return nil
+	}
+	params := map[string]json.RawMessage{}
+	if err := json.Unmarshal(req.Provider.Params, &params); err != nil {
+		return badRequest("provider.params", "must be an object")
+	}
+	raw, ok := params["trimTiers"]
+	if !ok {
+		return nil
+	}
+	const field = "provider.params.trimTiers"
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil && string(raw) != "null" {
+		return badRequest(field, "must be an integer, got %s", raw)
+	}
+	n := int(f)
+	switch {
+	case float64(n) != f:
+		return badRequest(field, "must be an integer, got %s", raw)
+	case rule == trimStrict && (n < 0 || n > 2):
+		return badRequest(field, "must be an integer between 0 and 2 (the top tiers dropped: core, then spine), got %d", n)
+	case rule == trimAny && n > maxTrimTiers:
+		return badRequest(field, "must be at most %d, got %d", maxTrimTiers, n)
+	}
+	if rule != trimIgnored {
+		req.TrimTiers = max(n, 0)
+	}
+	delete(params, "trimTiers")
+	req.Provider.Params = nil
+	if len(params) > 0 {
+		canon, err := json.Marshal(params) // sorted keys, compact
+		if err != nil {
+			return badRequest("provider.params", "cannot be encoded: %w", err)
+		}
+		req.Provider.Params = canon
+	}
+	return nil
+}
+
+// maxTrimTiers bounds trimTiers where Topograph takes any integer: no
+// fabric has more tiers.
+const maxTrimTiers = 16

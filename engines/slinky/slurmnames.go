@@ -129,10 +129,7 @@ func (e *Engine) slurmGraph(ctx context.Context, g *topology.Graph, res *kube.Re
 			continue
 		}
 		used[k] = true
-		var path []topology.SwitchInfo
-		for _, s := range g.Path(n.Name) {
-			path = append(path, topology.SwitchInfo{ID: s.ID, DisplayName: s.DisplayName, LinkSpeedGbps: s.LinkSpeedGbps})
-		}
+		path := g.PathInfo(n.Name)
 		for _, p := range ps {
 			sn := *n
 			sn.Name, sn.Leaf, sn.Domain, sn.SubDomain = p.name, "", "", ""

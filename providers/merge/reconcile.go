@@ -140,10 +140,7 @@ func (m *merger) identity(e *entry, n *topology.Node, i int, src string) {
 func (m *merger) place(e *entry, g *topology.Graph, n *topology.Node, i int, src string) {
 	if m.cfg.uses(i, UseTree) && n.Leaf != "" {
 		e.placedBy[i] = true
-		var path []topology.SwitchInfo
-		for _, s := range g.Path(n.Name) {
-			path = append(path, topology.SwitchInfo{ID: s.ID, DisplayName: s.DisplayName, LinkSpeedGbps: s.LinkSpeedGbps})
-		}
+		path := g.PathInfo(n.Name)
 		switch {
 		case e.path == nil:
 			e.path, e.pathFrom, e.pathIdx = path, src, i

@@ -143,11 +143,7 @@ func Renamed(g *topology.Graph, name func(string) string) (*topology.Graph, erro
 		m := n
 		m.Name, m.Leaf, m.Domain, m.SubDomain = name(n.Name), "", "", ""
 		b.AddNode(m)
-		var path []topology.SwitchInfo
-		for _, s := range g.Path(n.Name) {
-			path = append(path, topology.SwitchInfo{ID: s.ID, DisplayName: s.DisplayName, LinkSpeedGbps: s.LinkSpeedGbps})
-		}
-		if path != nil {
+		if path := g.PathInfo(n.Name); path != nil {
 			b.AddPath(m.Name, path)
 		}
 	}
