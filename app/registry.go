@@ -9,6 +9,7 @@ package app
 
 import (
 	"github.com/toposcope/toposcope/engines"
+	"github.com/toposcope/toposcope/engines/instances"
 	"github.com/toposcope/toposcope/engines/k8slabels"
 	"github.com/toposcope/toposcope/engines/kueuebudgets"
 	"github.com/toposcope/toposcope/engines/nfd"
@@ -80,6 +81,7 @@ func Engines() []engines.Factory {
 		kueuebudgets.NewFactory(),
 		nfd.NewFactory(),
 		volcano.NewFactory(),
+		instances.NewFactory(),
 	}
 }
 

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,7 +107,7 @@ func TestTopographExampleRequests(t *testing.T) {
 		t.Errorf("lookup of a new request = %d %s", w.Code, w.Body)
 	}
 	for body, want := range map[string]int{
-		`{"provider":{"name":"test"},"engine":{"name":"graph"}}`:                                               http.StatusBadRequest,
+		`{"provider":{"name":"test"},"engine":{"name":"graph","params":{"topologyConfigPath":"/etc/passwd"}}}`: http.StatusForbidden,
 		`{"provider":{"name":"dsx"},"engine":{"name":"slurm"}}`:                                                http.StatusBadRequest,
 		`{"provider":{"name":"test"},"engine":{"name":"slurm","params":{"topologyConfigPath":"/etc/passwd"}}}`: http.StatusForbidden,
 		`{"provider":{"name":"test"},"engine":{"name":"slurm","params":{"reconfigure":true}}}`:                 http.StatusForbidden,
@@ -171,5 +173,39 @@ func TestTopographAWSExample(t *testing.T) {
 	}
 	if strings.Contains(s.logs.String(), "secret") {
 		t.Error("the secret key reached the log")
+	}
+}
+
+// TestTopographGraphEngine sends Topograph's own graph engine request
+// (pkg/server/http_server_test.go, graphPayload, at commit e2b6250) and
+// compares the answer with the document Topograph's test expects
+// (graphInstancesJSON), as JSON values.
+func TestTopographGraphEngine(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	body := `{"provider":{"name":"test","params":{"modelFileName":"small-tree.yaml"}},"engine":{"name":"graph"},` +
+		`"nodes":[{"region":"none","instances":{"i-I21":"I21","i-I22":"I22"}}]}`
+	want := `{"instances":[{"id":"i-I21","labels":{"topology.kubernetes.io/region":"none"},"network_layers":["S2","S1"]},` +
+		`{"id":"i-I22","labels":{"topology.kubernetes.io/region":"none"},"network_layers":["S2","S1"]}]}`
+	w := s.do(http.MethodPost, "/v1/generate", body)
+	if w.Code != http.StatusAccepted {
+		t.Fatalf("generate = %d %s\n%s", w.Code, w.Body, s.logs)
+	}
+	res := s.poll("/v1/topology?uid=" + w.Body.String())
+	if res.Code != http.StatusOK {
+		t.Fatalf("topology = %d %s", res.Code, res.Body)
+	}
+	var got, exp any
+	if err := json.Unmarshal(res.Body.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, res.Body)
+	}
+	if err := json.Unmarshal([]byte(want), &exp); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, exp) {
+		t.Errorf("graph engine answer\n got %s\nwant %s", res.Body, want)
+	}
+	if ct := res.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q", ct)
 	}
 }

@@ -193,7 +193,9 @@ func topographEngines() map[string]compatPlugin {
 			"cleanup":                      {}, // each NodeFeature is owned by its Node and goes with it
 			"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
 		}},
-		"graph": {refuse: "GET /v1/graph returns the accepted topology as JSON, and GET /v1/render/{engine} any engine's document"},
+		"graph": {name: "instances", params: map[string]compatRule{
+			"topologyConfigPath": {selects: &selection{key: "output", def: "", match: samePath}},
+		}},
 	}
 }
 
@@ -201,6 +203,7 @@ func topographEngines() map[string]compatPlugin {
 // ours, checking the ones a request may only select against the
 // operator's configuration.
 func (r *Requests) fromTopograph(req *GenerateRequest) error {
+	fromTest := req.Provider.Name == "test"
 	if p, ok := topographProviders()[req.Provider.Name]; ok {
 		var op *config.Plugin
 		if p.name == r.deps.Provider.Name {
@@ -217,6 +220,10 @@ func (r *Requests) fromTopograph(req *GenerateRequest) error {
 		}
 	}
 	if e, ok := topographEngines()[req.Engine.Name]; ok {
+		if e.name == "instances" && fromTest {
+			// Topograph's test provider exports no domain labels.
+			e.set = map[string]any{"domainLabels": false}
+		}
 		if err := mapPlugin(&req.Engine, "engine", e, r.configuredEngine(e.name)); err != nil {
 			return err
 		}
