@@ -69,6 +69,10 @@ func TestTopographExampleRequests(t *testing.T) {
 			`"nodes":[{"region":"R1","instances":{"1101":"n-1101","1102":"n-1102","1201":"n-1201","1202":"n-1202","1301":"n-1301","1302":"n-1302","1401":"n-1401","1402":"n-1402","1500":"n-CPU"}}]}`,
 			want: []string{"SwitchName=sw21 Switches=sw[11-12]", "SwitchName=sw22 Switches=sw[13-14]", "SwitchName=sw11 Nodes=n-[1101-1102]",
 				"SwitchName=sw12 Nodes=n-[1201-1202]", "SwitchName=sw13 Nodes=n-[1301-1302]", "SwitchName=sw14 Nodes=n-[1401-1402]"}},
+		// blockName as Topograph's CI writes it (tests/ci/values.slinky-dra-block.yaml).
+		{name: "test-block-named", body: `{"provider":{"name":"test","params":{"modelFileName":"large.yaml"}},"engine":{"name":"slurm","params":{"plugin":"topology/block","blockSizes":[8,16,32],` +
+			`"blockName":{"nodeNameRegexp":"^([0-9]{2})","format":"rack${1}"}}}}`,
+			want: []string{"BlockName=rack11 Nodes=[1101-1108]", "BlockName=rack62 Nodes=[6201-6208]", "BlockSizes=8,16,32"}},
 		{name: "test-k8s", body: `{"provider":{"name":"test","params":{"generateResponseCode":202,"topologyResponseCode":200,"modelFileName":"medium.yaml"}},"engine":{"name":"k8s"}}`,
 			want: mediumLabels},
 	}

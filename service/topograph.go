@@ -150,7 +150,7 @@ func slurmRules() map[string]compatRule {
 		"reconfigure":        {selects: &selection{key: "reconfigure", def: false}},
 		// Topograph writes its topologies as topology.yaml.
 		"topologies":  {to: "topologies", conv: slurmTopologies, implies: map[string]any{"plugin": "topology/yaml"}},
-		"blockName":   {refuse: "toposcope names blocks after the accelerator domain and writes the provider's ID in a comment; there is no renaming"},
+		"blockName":   {to: "blockName"},
 		"block_sizes": {refuse: "use blockSizes, a list of integers"},
 	}
 }
@@ -169,6 +169,7 @@ func topographEngines() map[string]compatPlugin {
 		}}},
 		"plugin":          {selects: &selection{key: "slurm.plugin", def: "topology/yaml"}},
 		"blockSizes":      {selects: &selection{key: "slurm.blockSizes", def: nil}},
+		"blockName":       {selects: &selection{key: "slurm.blockName", def: nil}},
 		"useDynamicNodes": {selects: &selection{key: "nodeAnnotations", def: true}},
 		// The slurmd pods whose Slurm names the file uses (any form of a
 		// label selector; compared once made canonical).

@@ -65,7 +65,7 @@ func slurmTopologies(v any) (any, error) {
 			switch k {
 			case "plugin":
 				ours["plugin"] = strings.TrimPrefix(fmt.Sprint(t[k]), "topology/")
-			case "blockSizes", "clusterDefault":
+			case "blockSizes", "clusterDefault", "blockName":
 				ours[k] = t[k]
 			case "nodes":
 				nodes, ok := t[k].([]any)

@@ -27,6 +27,7 @@ type blockOptions struct {
 	include func(string) bool // node filter; nil keeps every node
 	small   string            // "", SmallBlocksError or SmallBlocksDrop
 	what    string            // names the topology in messages
+	names   *BlockName        // names the blocks after their nodes; nil: domains
 }
 
 // droppedBlock is a domain left out by the SmallBlocksDrop policy.
@@ -107,6 +108,9 @@ func planBlocks(g *topology.Graph, o blockOptions) (*blockPlan, error) {
 	}
 	for _, m := range kept {
 		p.sizes = append(p.sizes, m*p.base)
+	}
+	if err := o.names.rename(p, o.what); err != nil {
+		return nil, err
 	}
 	if implicit && len(kept) < defaultLevels23 {
 		levels := make([]string, len(kept))

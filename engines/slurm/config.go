@@ -67,6 +67,9 @@ type Config struct {
 	// (reported), the base being the most common domain size when not
 	// configured; SmallBlocksError refuses.
 	SmallBlocks string `yaml:"smallBlocks,omitempty" request:"true"`
+	// BlockName, for topology/block, names the blocks after their nodes
+	// (Topograph's blockName) instead of their NVLink domains.
+	BlockName *BlockName `yaml:"blockName,omitempty" request:"true"`
 	// Topologies are the named topologies of topology.yaml. Empty means a
 	// tree named "default" (the cluster default) plus a block topology
 	// named "block" when the graph has accelerator domains.
@@ -116,6 +119,8 @@ type TopologyConfig struct {
 	// BlockSizes are the block sizes of a block topology; empty means
 	// inferred.
 	BlockSizes []int `yaml:"blockSizes,omitempty"`
+	// BlockName names a block topology's blocks after their nodes.
+	BlockName *BlockName `yaml:"blockName,omitempty"`
 }
 
 // DefaultUnplacedSwitch is the default Config.UnplacedSwitch.
@@ -175,6 +180,12 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, config.Errorf("smallBlocks", "unknown value %q (want %q or %q)", c.SmallBlocks, SmallBlocksError, SmallBlocksDrop))
 	}
+	if c.BlockName != nil {
+		errs = append(errs, c.BlockName.validate("blockName")...)
+		if c.Plugin != PluginBlock {
+			errs = append(errs, config.Errorf("blockName", "is only used with plugin %s (in topology/yaml, give it to a block topology)", PluginBlock))
+		}
+	}
 	if len(c.Topologies) > 0 && c.Plugin != PluginYAML {
 		errs = append(errs, config.Errorf("topologies", "is only used with plugin %s", PluginYAML))
 	}
@@ -219,9 +230,15 @@ func validateTopologies(ts []TopologyConfig) []error {
 			if len(t.BlockSizes) > 0 {
 				errs = append(errs, config.Errorf(key+".blockSizes", "is only used with plugin %s", KindBlock))
 			}
+			if t.BlockName != nil {
+				errs = append(errs, config.Errorf(key+".blockName", "is only used with plugin %s", KindBlock))
+			}
 		case KindBlock:
 			if err := checkBlockSizes(t.BlockSizes); err != nil {
 				errs = append(errs, config.Errorf(key+".blockSizes", "%w", err))
+			}
+			if t.BlockName != nil {
+				errs = append(errs, t.BlockName.validate(key+".blockName")...)
 			}
 		default:
 			errs = append(errs, config.Errorf(key+".plugin", "unknown plugin %q (want %s, %s or %s)", t.Plugin, KindTree, KindBlock, KindFlat))

@@ -154,7 +154,7 @@ func (e *Engine) renderTree(buf *bytes.Buffer, g *topology.Graph) error {
 
 // blockOptions returns the planning options of the topology/block output.
 func (e *Engine) blockOptions() blockOptions {
-	return blockOptions{version: e.version, sizes: e.cfg.BlockSizes, small: e.cfg.SmallBlocks, what: PluginBlock}
+	return blockOptions{version: e.version, sizes: e.cfg.BlockSizes, small: e.cfg.SmallBlocks, what: PluginBlock, names: e.cfg.BlockName}
 }
 
 // renderBlock writes topology.conf for topology/block and returns its

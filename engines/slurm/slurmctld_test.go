@@ -227,6 +227,17 @@ func TestSlurmctldBlock(t *testing.T) {
 		}},
 		"configured-sizes": {graph: func(t testing.TB) *topology.Graph { return model(t, "nvl72") },
 			edit: func(c *Config) { c.BlockSizes = []int{18, 72} }},
+		// Topograph's CI request (tests/ci/values.slinky-dra-block.yaml):
+		// blocks named by the rack digits of their nodes' names.
+		"topograph-blockName": {graph: func(t testing.TB) *topology.Graph { return model(t, "topograph-large") },
+			edit: func(c *Config) {
+				c.BlockSizes, c.BlockName = []int{8, 16, 32}, &BlockName{NodeNameRegexp: `^([0-9]{2})`, Format: `rack${1}`}
+			},
+			check: func(t *testing.T, g *topology.Graph, conf string) {
+				if !strings.Contains(conf, "BlockName=rack11 Nodes=[1101-1108]\n") || !strings.Contains(conf, "BlockName=rack62 Nodes=[6201-6208]\n") {
+					t.Errorf("blocks not named by rack:\n%s", conf)
+				}
+			}},
 		"random-3": {graph: func(t testing.TB) *topology.Graph { return randomGraph(t, 3, randomOptions{domainSize: 3}) }},
 		"random-8": {graph: func(t testing.TB) *topology.Graph { return randomGraph(t, 8, randomOptions{domainSize: 4}) }},
 	}

@@ -155,7 +155,7 @@ func (e *Engine) yamlTopology(g *topology.Graph, t TopologyConfig, h *header) (*
 		h.add(fmt.Sprintf("%s (tree): %s.", what, plural(len(p.lines), "switch")))
 		m.Content = append(m.Content, str("tree"), mapping("switches", e.yamlSwitches(p)))
 	case KindBlock:
-		p, err := planBlocks(g, blockOptions{version: e.version, sizes: t.BlockSizes, include: include, small: e.cfg.SmallBlocks, what: what})
+		p, err := planBlocks(g, blockOptions{version: e.version, sizes: t.BlockSizes, include: include, small: e.cfg.SmallBlocks, what: what, names: t.BlockName})
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +236,7 @@ func (e *Engine) yamlCoverage(g *topology.Graph) engines.Coverage {
 		}
 		cov.Reason = "not placed by the tree of cluster-default topology " + strconv.Quote(def.Name)
 	case KindBlock:
-		p, _ := planBlocks(g, blockOptions{version: e.version, sizes: def.BlockSizes, include: include, small: e.cfg.SmallBlocks, what: def.Name})
+		p, _ := planBlocks(g, blockOptions{version: e.version, sizes: def.BlockSizes, include: include, small: e.cfg.SmallBlocks, what: def.Name, names: def.BlockName})
 		cov = blockCoverageReport(g, p, include, e.version)
 		for _, n := range g.Nodes() {
 			if include != nil && !include(n.Name) {
