@@ -191,7 +191,7 @@ func topographEngines() map[string]compatPlugin {
 		}},
 		"nfd": {name: "nfd", params: map[string]compatRule{
 			"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},
-			"cleanup":                      {}, // each NodeFeature is owned by its Node and goes with it
+			"cleanup":                      {selects: &selection{key: "cleanup", def: true}},
 			"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
 		}},
 		"graph": {name: "instances", params: map[string]compatRule{

@@ -31,12 +31,22 @@ type Config struct {
 	Labels bool `yaml:"labels"`
 	// NodeSelector restricts the nodes written (a label selector).
 	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
+	// Groups also writes a NodeFeatureGroup per switch, NVLink domain and
+	// sub-domain, selecting its nodes (default true).
+	Groups bool `yaml:"groups"`
+	// Cleanup deletes the engine's objects that the graph no longer
+	// wants: the NodeFeature of a Kubernetes node the graph no longer
+	// holds at all (a node the graph holds but does not place keeps
+	// its), and the groups of switches and domains that are gone
+	// (default true). The deletions are part of the plan the shrink
+	// guard sees.
+	Cleanup bool `yaml:"cleanup"`
 }
 
 // DefaultConfig returns the configuration used when no params are given.
 func DefaultConfig() Config {
 	return Config{ClientConfig: kubeclient.DefaultClientConfig(), LabelConfig: kube.DefaultLabelConfig(),
-		Mode: kube.ModeApply, Namespace: DefaultNamespace}
+		Mode: kube.ModeApply, Namespace: DefaultNamespace, Groups: true, Cleanup: true}
 }
 
 // KubeTarget implements kube.Target.

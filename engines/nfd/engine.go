@@ -3,17 +3,20 @@
 // namespace, holding the node's switch path and NVLink domain as the
 // attribute feature set "toposcope.network" (elements tier-0 ... tier-N,
 // accelerator-domain, accelerator-subdomain), so that NodeFeatureRules
-// and NodeFeatureGroups can select on them; with labels on, spec.labels
-// also asks nfd-master for the topology labels. Each object is owned by
-// its Node (garbage-collected with it), labelled
-// nfd.node.kubernetes.io/node-name, and written only where it differs;
-// nodes the graph does not place keep their object.
+// can select on them, and a NodeFeatureGroup per switch and domain that
+// selects its nodes; with labels on, spec.labels also asks nfd-master
+// for the topology labels. Each NodeFeature is owned by its Node
+// (garbage-collected with it), labelled nfd.node.kubernetes.io/node-name,
+// and written only where it differs; nodes the graph holds but does not
+// place keep their object; with cleanup, the objects of nodes that left
+// the graph, and of switches and domains that are gone, are deleted.
 package nfd
 
 import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,7 +125,7 @@ func (e *Engine) object(g *topology.Graph, n *topology.Node, k string, uid types
 	o := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": Resource.Group + "/" + Resource.Version, "kind": "NodeFeature", "spec": spec,
 	}}
-	o.SetName("toposcope-" + k)
+	o.SetName(objectPrefix + k)
 	o.SetNamespace(e.cfg.Namespace)
 	o.SetLabels(map[string]string{NodeNameLabel: k, keys.ManagedBy: kubeclient.FieldManager})
 	if uid != "" {
@@ -132,29 +135,70 @@ func (e *Engine) object(g *topology.Graph, n *topology.Node, k string, uid types
 }
 
 // Apply lists the nodes once, then creates or updates the NodeFeature of
-// each node the graph places, where it differs. Nodes the graph does not
-// place are refused and keep their object. With opts.DryRun nothing is
-// written; opts.Guard sees the plan first.
+// each node the graph places, where it differs, and (with Groups) a
+// NodeFeatureGroup per switch and domain of those nodes. Nodes the graph
+// does not place are refused and keep their object; with Cleanup, the
+// objects of nodes the graph no longer holds, and groups no longer
+// wanted, are deleted. A graph that places none of the selected nodes
+// changes nothing (ErrRefused). With opts.DryRun nothing is written;
+// opts.Guard sees the whole plan first.
 func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOptions) (*kube.Result, error) {
 	if e.core == nil {
 		return nil, fmt.Errorf("%s: no Kubernetes client (mode print)", Name)
 	}
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
 	var want []*unstructured.Unstructured
+	known := map[string]bool{}  // Kubernetes nodes the graph holds
+	placed := map[string]bool{} // graph nodes written
 	_, err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
+		known[k.Name] = true
 		o := e.object(g, n, k.Name, k.UID)
 		if o == nil {
 			return false
 		}
 		want = append(want, o)
+		placed[n.Name] = true
 		return true
 	})
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
 	}
-	objs := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace, PageSize: e.cfg.PageSize}
-	if err := objs.Converge(ctx, g, want, res, opts); err != nil {
+	if len(want) == 0 && e.cfg.Cleanup {
+		return res, fmt.Errorf("%s: %w: the graph places none of the selected nodes; the existing objects are kept", Name, kube.ErrRefused)
+	}
+	owned := func(known map[string]bool) func(string) bool {
+		return func(name string) bool {
+			node, ok := strings.CutPrefix(name, objectPrefix)
+			return ok && !known[node]
+		}
+	}
+	features := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace, PageSize: e.cfg.PageSize,
+		Prune: e.cfg.Cleanup, Owns: owned(known)}
+	plans := make([]*kube.ObjectPlan, 0, 2)
+	fp, err := features.Plan(ctx, want, res)
+	if err != nil {
 		return res, fmt.Errorf("%s: %w", Name, err)
+	}
+	plans = append(plans, fp)
+	if e.cfg.Groups {
+		groups := kube.Objects{Dyn: e.dyn, Resource: GroupResource, Kind: "NodeFeatureGroup", Namespace: e.cfg.Namespace, PageSize: e.cfg.PageSize,
+			Prune: e.cfg.Cleanup, Owns: owned(nil)}
+		gp, err := groups.Plan(ctx, e.groups(g, placed), res)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", Name, err)
+		}
+		plans = append(plans, gp)
+	}
+	if err := kube.CheckGuard(ctx, g, res, opts); err != nil {
+		return res, err
+	}
+	if opts.DryRun {
+		return res, nil
+	}
+	for _, p := range plans {
+		if err := p.Write(ctx, res); err != nil {
+			return res, fmt.Errorf("%s: %w", Name, err)
+		}
 	}
 	return res, nil
 }
@@ -167,13 +211,19 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 		return nil, err
 	}
 	var objs []*unstructured.Unstructured
+	placed := map[string]bool{}
 	for i := range g.Nodes() {
 		n := &g.Nodes()[i]
 		if o := e.object(g, n, n.Name, ""); o != nil {
 			objs = append(objs, o)
+			placed[n.Name] = true
 		}
 	}
-	out, err := kube.RenderList(fmt.Sprintf("NodeFeature objects written by toposcope %s: %d of %d nodes.", Name, len(objs), len(g.Nodes())), objs)
+	nodes := len(objs)
+	if e.cfg.Groups {
+		objs = append(objs, e.groups(g, placed)...)
+	}
+	out, err := kube.RenderList(fmt.Sprintf("NodeFeature objects written by toposcope %s: %d of %d nodes; %d NodeFeatureGroups.", Name, nodes, len(g.Nodes()), len(objs)-nodes), objs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}

@@ -3,9 +3,11 @@ package nfd_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,9 +27,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// env is the package's apiserver with NFD's NodeFeature CRD.
+// env is the package's apiserver with NFD's NodeFeature and
+// NodeFeatureGroup CRDs.
 var env = kubetest.NewEnv(func(ctx context.Context, c *kubetest.Cluster) error {
-	return c.InstallCRDs(ctx, "testdata/crds/nodefeatures.yaml")
+	return c.InstallCRDs(ctx, "testdata/crds/nodefeatures.yaml", "testdata/crds/nodefeaturegroups.yaml")
 })
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
@@ -101,7 +104,7 @@ func elementsOf(o *unstructured.Unstructured) map[string]string {
 func TestNodeFeatures(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, kubetest.Fabric{Nodes: 32, NodesPerLeaf: 8, LeavesPerSpine: 2, DomainSize: 8})
-	e := s.engine(t, s.c.AdminConfig(), nil)
+	e := s.engine(t, s.c.AdminConfig(), func(c *nfd.Config) { c.Groups = false })
 	g := s.fabric.MustGraph(t)
 	res, st := s.apply(t, e, g)
 	if res.Changed != 32 || st.ByVerb["create"] != 32 {
@@ -142,12 +145,120 @@ func TestNodeFeatures(t *testing.T) {
 		t.Errorf("after a change: %s; %+v, want 8 updates", res.Summary(), st)
 	}
 
-	// A graph without the last 4 nodes: they are refused, their objects stay.
+	// A graph without the last 4 nodes: they are refused; without
+	// cleanup their objects stay, with it (the default) they go.
 	f3 := f2
 	f3.Nodes = 28
-	res, _ = s.apply(t, e, f3.MustGraph(t))
+	keep := s.engine(t, s.c.AdminConfig(), func(c *nfd.Config) { c.Groups, c.Cleanup = false, false })
+	res, _ = s.apply(t, keep, f3.MustGraph(t))
 	if len(res.Refused) != 4 || len(s.features(t)) != 32 {
-		t.Errorf("shrunk graph: refused %v, %d objects", res.Refused, len(s.features(t)))
+		t.Errorf("shrunk graph, no cleanup: refused %v, %d objects", res.Refused, len(s.features(t)))
+	}
+	res, st = s.apply(t, e, f3.MustGraph(t))
+	if len(res.Refused) != 4 || len(s.features(t)) != 28 || st.ByVerb["delete"] < 4 {
+		t.Errorf("shrunk graph, cleanup: refused %v, %d objects, %+v", res.Refused, len(s.features(t)), st)
+	}
+	if _, gone := s.features(t)["toposcope-"+s.fabric.NodeName(31)]; gone {
+		t.Errorf("the NodeFeature of %s, which left the graph, is still there", s.fabric.NodeName(31))
+	}
+	// A graph that places nothing changes nothing.
+	if _, err := e.Apply(context.Background(), (kubetest.Fabric{Prefix: "other", Nodes: 2}).MustGraph(t), kube.ApplyOptions{}); !errors.Is(err, kube.ErrRefused) || len(s.features(t)) != 28 {
+		t.Errorf("empty placement: %v, %d objects", err, len(s.features(t)))
+	}
+}
+
+// groupsOf lists the NodeFeatureGroups by name.
+func (s *setup) groupsOf(t *testing.T) map[string]*unstructured.Unstructured {
+	t.Helper()
+	list, err := s.c.Dynamic().Resource(nfd.GroupResource).Namespace(s.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		out[list.Items[i].GetName()] = &list.Items[i]
+	}
+	return out
+}
+
+// members evaluates a group's rules (element In values) on the written
+// NodeFeatures, as nfd-master would, and returns the nodes it selects.
+func members(t *testing.T, gr *unstructured.Unstructured, features map[string]*unstructured.Unstructured) []string {
+	t.Helper()
+	rules, _, _ := unstructured.NestedSlice(gr.Object, "spec", "featureGroupRules")
+	var out []string
+	for _, f := range features {
+		el := elementsOf(f)
+		for _, r := range rules {
+			terms, _, _ := unstructured.NestedSlice(r.(map[string]any), "matchFeatures")
+			all := len(terms) > 0
+			for _, term := range terms {
+				tm := term.(map[string]any)
+				exprs, _, _ := unstructured.NestedMap(tm, "matchExpressions")
+				if tm["feature"] != nfd.FeatureSet || len(exprs) == 0 {
+					all = false
+				}
+				for k, x := range exprs {
+					vals, _, _ := unstructured.NestedStringSlice(x.(map[string]any), "value")
+					if x.(map[string]any)["op"] != "In" || !slices.Contains(vals, el[k]) {
+						all = false
+					}
+				}
+			}
+			if all {
+				out = append(out, f.GetLabels()[nfd.NodeNameLabel])
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestNodeFeatureGroups: a NodeFeatureGroup per switch and per NVLink
+// domain, accepted by the real apiserver with NFD's CRD; each one's
+// rules select exactly the nodes under that switch or in that domain;
+// groups of a domain that is gone are deleted.
+func TestNodeFeatureGroups(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, kubetest.Fabric{Nodes: 16, NodesPerLeaf: 4, LeavesPerSpine: 2, DomainSize: 4})
+	e := s.engine(t, s.c.AdminConfig(), nil)
+	g := s.fabric.MustGraph(t)
+	s.apply(t, e, g)
+	groups, features := s.groupsOf(t), s.features(t)
+	if want := len(g.Switches()) + len(g.Domains()); len(groups) != want {
+		t.Fatalf("%d groups, want %d (switches and domains)", len(groups), want)
+	}
+	checked := 0
+	for _, gr := range groups {
+		id := gr.GetAnnotations()[nfd.AnnotationGroupID]
+		var want []string
+		switch gr.GetAnnotations()[nfd.AnnotationGroupKind] {
+		case "switch":
+			for _, n := range g.Nodes() {
+				for _, sw := range g.Path(n.Name) {
+					if sw.ID == id {
+						want = append(want, n.Name)
+					}
+				}
+			}
+		case "domain":
+			d, _ := g.Domain(id)
+			want = append(want, d.Nodes...)
+		}
+		slices.Sort(want)
+		if got := members(t, gr, features); len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("group %s (%s) selects %v, want %v", gr.GetName(), id, got, want)
+		}
+		checked++
+	}
+	// Half the domains go: their groups are deleted, the others stay.
+	f2 := s.fabric
+	f2.DomainNodes = 8
+	g2 := f2.MustGraph(t)
+	s.apply(t, e, g2)
+	if got, want := len(s.groupsOf(t)), len(g.Switches())+len(g2.Domains()); got != want || len(g2.Domains()) != 2 {
+		t.Errorf("%d groups after half the domains went, want %d", got, want)
 	}
 }
 
@@ -181,9 +292,22 @@ func TestRBAC(t *testing.T) {
 	e := s.engine(t, rc, nil)
 	f2 := s.fabric
 	f2.DomainNodes = 4
-	for _, g := range []*topology.Graph{s.fabric.MustGraph(t), f2.MustGraph(t)} { // create, then update
+	f3 := f2
+	f3.Nodes = 4
+	// Create; update (a domain gone, a group edited by hand); delete (a
+	// group and the nodes that left the graph).
+	for i, g := range []*topology.Graph{s.fabric.MustGraph(t), f2.MustGraph(t), f3.MustGraph(t)} {
+		if i == 1 {
+			for _, gr := range s.groupsOf(t) {
+				gr.SetAnnotations(map[string]string{nfd.AnnotationGroupID: "edited"})
+				if _, err := s.c.Dynamic().Resource(nfd.GroupResource).Namespace(s.ns).Update(context.Background(), gr, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
 		if _, err := e.Apply(context.Background(), g, kube.ApplyOptions{}); err != nil {
-			t.Fatalf("publish as the ServiceAccount: %v", err)
+			t.Fatalf("publish %d as the ServiceAccount: %v", i, err)
 		}
 	}
 	if unused := rules.Unused(s.counter.Accesses()); len(unused) > 0 {
