@@ -9,9 +9,13 @@
 #      apt-get update only when one is missing;
 #   2. prepares munge (/run/munge, ownerships, /etc/munge/munge.key) and starts munged
 #      unless it is already running and answering;
-#   3. builds, once, a Debian trixie minbase chroot with Slurm 24.11 (topology/block) in
+#   3. builds, once each, Debian minbase chroots with the newer Slurm releases, in
 #        ${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}/slurm-24.11-trixie
-#      The chroot is built in a temporary folder beside it and renamed into place only
+#          (Slurm 24.11: topology/block)
+#        ${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}/slurm-26.05-forky
+#          (Slurm 26.05: topology.yaml, the 25.05+ block rules; debootstrap uses sid's
+#          script for forky, which bookworm's debootstrap does not know by name)
+#      Each chroot is built in a temporary folder beside it and renamed into place only
 #      after its slurmctld version has been checked and the marker file .complete written,
 #      so an interrupted build never leaves a chroot that looks complete.
 #
@@ -21,8 +25,15 @@
 #   TOPOSCOPE_MIRROR  Debian mirror URL for the chroot (default: the host's apt sources)
 set -euo pipefail
 
-readonly SUITE=trixie
-readonly SLURM_SERIES=24.11
+# The chroots: Debian suite, Slurm series, debootstrap script ("-" for the suite's own),
+# and how Slurm goes in, HOW:PACKAGES: "apt" (apt-get inside the chroot) or "include"
+# (debootstrap --include: the mirror's forky Release file is past its Valid-Until
+# date, which apt refuses and debootstrap, which checks the signatures, does not look
+# at; forky's systemd-standalone-sysusers does not install at that stage).
+readonly CHROOTS=(
+	"trixie 24.11 - apt:slurmctld,systemd-standalone-sysusers"
+	"forky 26.05 sid include:slurmctld,slurm-client"
+)
 readonly HOST_PKGS=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server debootstrap)
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -129,7 +140,7 @@ prepare_munge() {
 }
 
 # ---------------------------------------------------------------------------------------
-# 3. Slurm 24.11 trixie chroot.
+# 3. Slurm chroots (24.11 on trixie, 26.05 on forky).
 cache_dir() {
 	if [[ -n ${TOPOSCOPE_CACHE:-} ]]; then
 		printf '%s\n' "$TOPOSCOPE_CACHE"
@@ -168,10 +179,10 @@ chroot_version() {
 }
 
 chroot_ok() {
-	local root=$1 v
+	local root=$1 series=$2 v
 	[[ -f $root/.complete && -x $root/usr/sbin/slurmctld && -x $root/usr/bin/scontrol ]] || return 1
 	v=$(chroot_version "$root") || return 1
-	[[ $v == "${SLURM_SERIES}".* ]]
+	[[ $v == "${series}".* ]]
 }
 
 # unmount_under DIR unmounts anything debootstrap left mounted below DIR (deepest first).
@@ -191,61 +202,75 @@ remove_tree() {
 	rm -rf --one-file-system -- "$1"
 }
 
+# build_chroot SUITE SERIES SCRIPT HOW:PACKAGES builds the Slurm SERIES chroot of Debian
+# SUITE (SCRIPT: the debootstrap script to use, "-" for the suite's own; HOW: apt or
+# include, PACKAGES comma-separated).
 build_chroot() {
-	local cache root tmp mirror v t0
+	local suite=$1 series=$2 script=$3 how=${4%%:*} pkgs=${4#*:} cache root tmp mirror v t0
 	cache=$(cache_dir)
-	root="$cache/slurm-${SLURM_SERIES}-${SUITE}"
+	root="$cache/slurm-${series}-${suite}"
 	mkdir -p "$cache"
 
 	# One build at a time; a second run waits for the first.
 	exec 9>"$cache/.install-slurm.lock"
 	flock 9 || die "cannot lock $cache/.install-slurm.lock"
 
-	if chroot_ok "$root"; then
+	if chroot_ok "$root" "$series"; then
 		log "    chroot already built: $root (slurmctld $(chroot_version "$root"))"
 		return
 	fi
 	if [[ -e $root ]]; then
-		log "    $root exists but is not a complete Slurm ${SLURM_SERIES} chroot; removing it"
+		log "    $root exists but is not a complete Slurm ${series} chroot; removing it"
 		remove_tree "$root"
 	fi
 	local stale
-	for stale in "$cache/.slurm-${SLURM_SERIES}-${SUITE}.tmp."*; do
+	for stale in "$cache/.slurm-${series}-${suite}.tmp."*; do
 		[[ -e $stale ]] || continue
 		log "    removing leftover partial build $stale"
 		remove_tree "$stale"
 	done
 
 	mirror=$(debian_mirror)
-	tmp=$(mktemp -d "$cache/.slurm-${SLURM_SERIES}-${SUITE}.tmp.XXXXXX")
+	tmp=$(mktemp -d "$cache/.slurm-${series}-${suite}.tmp.XXXXXX")
 	chmod 0755 "$tmp" # it becomes the chroot's /: users such as munge and _apt must traverse it
-	: >"$cache/debootstrap.log"
-	: >"$cache/chroot-apt.log"
+	local dlog="$cache/debootstrap-${suite}.log" alog="$cache/chroot-apt-${suite}.log"
+	: >"$dlog"
+	: >"$alog"
 	# shellcheck disable=SC2064 # expand $tmp now
 	trap "log 'build interrupted; removing $tmp'; remove_tree '$tmp'" EXIT
 
 	t0=$SECONDS
-	log "    debootstrap --variant=minbase $SUITE $tmp $mirror"
-	logged "$cache/debootstrap.log" debootstrap --variant=minbase "$SUITE" "$tmp" "$mirror"
+	local args=(--variant=minbase)
+	[[ $how == include ]] && args+=(--include="$pkgs")
+	args+=("$suite" "$tmp" "$mirror")
+	if [[ $script != - ]]; then
+		[[ -r /usr/share/debootstrap/scripts/$script ]] || die "debootstrap has no script $script"
+		args+=("/usr/share/debootstrap/scripts/$script")
+	fi
+	log "    debootstrap ${args[*]}"
+	logged "$dlog" debootstrap "${args[@]}"
 	log "    debootstrap: $((SECONDS - t0))s"
 
 	printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
 	chmod +x "$tmp/usr/sbin/policy-rc.d"
 
-	t0=$SECONDS
-	log "    chroot apt-get update"
-	logged "$cache/chroot-apt.log" chroot "$tmp" apt-get update -q
-	log "    chroot apt-get install --no-install-recommends slurmctld systemd-standalone-sysusers"
-	logged "$cache/chroot-apt.log" chroot "$tmp" env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -q --no-install-recommends slurmctld systemd-standalone-sysusers
+	if [[ $how == apt ]]; then
+		t0=$SECONDS
+		log "    chroot apt-get update"
+		logged "$alog" chroot "$tmp" apt-get update -q
+		log "    chroot apt-get install --no-install-recommends ${pkgs//,/ }"
+		# shellcheck disable=SC2046 # the package list splits at commas
+		logged "$alog" chroot "$tmp" env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends $(tr , ' ' <<<"$pkgs")
+		log "    apt inside the chroot: $((SECONDS - t0))s"
+	fi
 	chroot "$tmp" apt-get clean
 	rm -rf "$tmp"/var/lib/apt/lists/*
-	log "    apt inside the chroot: $((SECONDS - t0))s"
 
 	[[ -x $tmp/usr/bin/scontrol ]] || die "scontrol is missing from the chroot"
 	v=$(chroot_version "$tmp") || true
-	[[ $v == "${SLURM_SERIES}".* ]] ||
-		die "the chroot's slurmctld reports version '${v}', want ${SLURM_SERIES}.x (did $SUITE move on?)"
+	[[ $v == "${series}".* ]] ||
+		die "the chroot's slurmctld reports version '${v}', want ${series}.x (did $suite move on?)"
 	log "    chroot slurmctld version: $v"
 
 	date -u +%Y-%m-%dT%H:%M:%SZ >"$tmp/.complete"
@@ -265,7 +290,11 @@ main() {
 	local start=$SECONDS
 	step "host packages (${HOST_PKGS[*]})" install_host_packages
 	step "munge" prepare_munge
-	step "Slurm ${SLURM_SERIES} ${SUITE} chroot" build_chroot
+	local c
+	for c in "${CHROOTS[@]}"; do
+		# shellcheck disable=SC2086 # four words: suite, series, script, how
+		step "Slurm chroot ($c)" build_chroot $c
+	done
 	log "all done in $((SECONDS - start))s"
 }
 

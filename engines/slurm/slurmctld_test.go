@@ -102,10 +102,27 @@ func startWith(ctx context.Context, t *testing.T, v slurmtest.Version, plugin st
 // checkTree compares Slurm's view of a tree with the graph.
 func checkTree(t *testing.T, g *topology.Graph, cov engines.Coverage, got []slurmtest.Switch) {
 	t.Helper()
+	checkTreeFrom(t, g, cov, got, false)
+}
+
+// checkTreeFrom is checkTree; fromYAML says the tree came from
+// topology.yaml, which cannot carry link speeds (Slurm's parser skips
+// link_speed): slurmctld then reports LinkSpeed=0 for every switch.
+func checkTreeFrom(t *testing.T, g *topology.Graph, cov engines.Coverage, got []slurmtest.Switch, fromYAML bool) {
+	t.Helper()
 	want := expectedTree(g)
+	if fromYAML {
+		for k, w := range want {
+			w.speed = 0
+			want[k] = w
+		}
+	}
 	if un := g.NodesWithoutSwitch(); len(un) > 0 && len(cov.Uncovered) == 0 {
 		// The engine's unplacedSwitch holds them, a root of its own.
 		want[DefaultUnplacedSwitch] = wantSwitch{speed: 1, nodes: un}
+		if fromYAML {
+			want[DefaultUnplacedSwitch] = wantSwitch{nodes: un}
+		}
 	}
 	seen := map[string]bool{}
 	covered := map[string]bool{}
@@ -270,6 +287,12 @@ func TestSlurmctldBlock(t *testing.T) {
 // block exactly the engine's Coverage.
 func checkBlocks(t *testing.T, g *topology.Graph, cov engines.Coverage, conf string, got []slurmtest.Block) {
 	t.Helper()
+	checkBlocksOn(t, slurmtest.V2411, g, cov, conf, got)
+}
+
+// checkBlocksOn is checkBlocks for Slurm version v's rules.
+func checkBlocksOn(t *testing.T, v slurmtest.Version, g *topology.Graph, cov engines.Coverage, conf string, got []slurmtest.Block) {
+	t.Helper()
 	blocks, sz, _ := parseBlockConf(t, conf)
 	index := map[string]int{}
 	var aggs []slurmtest.Block
@@ -326,7 +349,7 @@ func checkBlocks(t *testing.T, g *topology.Graph, cov engines.Coverage, conf str
 		t.Errorf("aggregates %v, want %v", have, want)
 	}
 	checkLaminar(t, g, blocks, spans)
-	checkFabricBlocks(t, g, blocks, sz, string(slurmtest.V2411))
+	checkFabricBlocks(t, g, blocks, sz, string(v))
 	var outside []string
 	for _, n := range g.Nodes() {
 		if !covered[n.Name] {

@@ -12,10 +12,11 @@ import (
 
 // Options describe the controller that [Start] runs.
 type Options struct {
-	// Version is the Slurm series to run: V2205 or V2411.
+	// Version is the Slurm series to run: V2205, V2411 or V2605.
 	Version Version
-	// Plugin is the TopologyPlugin: PluginTree (the default when empty) or PluginBlock.
-	// Slurm 22.05 has no topology/block.
+	// Plugin is the TopologyPlugin: PluginTree (the default when empty) or PluginBlock;
+	// or PluginYAML (V2605 only): Topology is then topology.yaml. Slurm 22.05 has no
+	// topology/block.
 	Plugin string
 	// Nodes are the node names defined in slurm.conf, one NodeName line each, all with
 	// NodeAddr=127.0.0.1 and CPUs=1. Names are plain hostnames (letters, digits, '-',
@@ -31,18 +32,29 @@ type Options struct {
 	// Root is the chroot to run V2411 in instead of the cached one: a
 	// copy of it (see [Chroot]) into which a test installed something.
 	Root string
+	// Partitions are more partitions beside "all" (every node, the default).
+	Partitions []Partition
 	// DBD, when set, is the slurmdbd (see [StartDBD]) the controller keeps
 	// accounts in, with multifactor priority, so that sshare shows fair
 	// share; only V2205.
 	DBD *DBD
 }
 
+// Partition is one PartitionName line.
+type Partition struct {
+	// Name and Nodes (a hostlist) of the partition.
+	Name, Nodes string
+	// Topology is the topology.yaml topology it uses (26.05); empty: the
+	// cluster default.
+	Topology string
+}
+
 // normalize checks o and fills in defaults.
 func (o Options) normalize() (Options, error) {
 	switch o.Version {
-	case V2205, V2411:
+	case V2205, V2411, V2605:
 	default:
-		return o, fmt.Errorf("slurmtest: unknown Slurm version %q (want %q or %q)", o.Version, V2205, V2411)
+		return o, fmt.Errorf("slurmtest: unknown Slurm version %q (want one of %v)", o.Version, versions)
 	}
 	if o.Plugin == "" {
 		o.Plugin = PluginTree
@@ -53,8 +65,20 @@ func (o Options) normalize() (Options, error) {
 		if o.Version == V2205 {
 			return o, fmt.Errorf("slurmtest: Slurm 22.05 has no %s plugin (it came in 23.11); use V2411", PluginBlock)
 		}
+	case PluginYAML:
+		if o.Version != V2605 {
+			return o, fmt.Errorf("slurmtest: topology.yaml is read from Slurm 25.05 on; use V2605")
+		}
 	default:
-		return o, fmt.Errorf("slurmtest: unsupported topology plugin %q (want %q or %q)", o.Plugin, PluginTree, PluginBlock)
+		return o, fmt.Errorf("slurmtest: unsupported topology plugin %q (want %q, %q or %q)", o.Plugin, PluginTree, PluginBlock, PluginYAML)
+	}
+	for _, p := range o.Partitions {
+		if !plainHostname(p.Name) || p.Name == "all" || p.Nodes == "" || strings.ContainsAny(p.Nodes+p.Topology, " \n") {
+			return o, fmt.Errorf("slurmtest: bad partition %+v", p)
+		}
+		if p.Topology != "" && o.Version != V2605 {
+			return o, fmt.Errorf("slurmtest: a partition's Topology= needs Slurm 25.05 or later; use V2605")
+		}
 	}
 	if o.Root != "" && o.Version != V2411 {
 		return o, fmt.Errorf("slurmtest: Root is a chroot for %s only", V2411)
@@ -146,7 +170,9 @@ SchedulerType=sched/backfill
 SelectType=select/cons_tres
 ReturnToService=2
 `)
-	fmt.Fprintf(&b, "TopologyPlugin=%s\n", o.Plugin)
+	if o.Plugin != PluginYAML {
+		fmt.Fprintf(&b, "TopologyPlugin=%s\n", o.Plugin)
+	}
 	if o.DBD != nil {
 		b.WriteString(o.DBD.accountingLines())
 		b.WriteString("PriorityType=priority/multifactor\n")
@@ -161,11 +187,22 @@ ReturnToService=2
 		}
 	}
 	b.WriteString("PartitionName=all Nodes=ALL Default=YES State=UP\n")
+	for _, p := range o.Partitions {
+		fmt.Fprintf(&b, "PartitionName=%s Nodes=%s State=UP", p.Name, p.Nodes)
+		if p.Topology != "" {
+			fmt.Fprintf(&b, " Topology=%s", p.Topology)
+		}
+		b.WriteByte('\n')
+	}
 
 	if err := os.WriteFile(d.hostPath("slurm.conf"), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("slurmtest: %w", err)
 	}
-	if err := os.WriteFile(d.hostPath("topology.conf"), []byte(o.Topology), 0o644); err != nil {
+	topo := "topology.conf"
+	if o.Plugin == PluginYAML {
+		topo = "topology.yaml"
+	}
+	if err := os.WriteFile(d.hostPath(topo), []byte(o.Topology), 0o644); err != nil {
 		return fmt.Errorf("slurmtest: %w", err)
 	}
 	if o.Version != V2205 {

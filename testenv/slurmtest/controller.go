@@ -27,6 +27,7 @@ const (
 type Controller struct {
 	version Version
 	root    string  // chroot root; "" when slurmctld runs on the host
+	yaml    bool    // the topology is topology.yaml
 	dir     confDir // slurm.conf, topology.conf, state, log
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when slurmctld has exited
@@ -67,13 +68,13 @@ func Start(ctx context.Context, t testing.TB, o Options) (*Controller, error) {
 // start makes one attempt; portClash reports that slurmctld could not bind its port
 // (another process took it after freePorts released it), so a retry may work.
 func start(ctx context.Context, t testing.TB, o Options) (c *Controller, portClash bool, err error) {
-	c = &Controller{version: o.Version, done: make(chan struct{})}
+	c = &Controller{version: o.Version, yaml: o.Plugin == PluginYAML, done: make(chan struct{})}
 	if o.Version == V2205 {
 		d := t.TempDir()
 		c.dir = confDir{host: d, inner: d}
 	} else {
 		if c.root = o.Root; c.root == "" {
-			if c.root, err = chrootDir(); err != nil {
+			if c.root, err = chrootDir(o.Version); err != nil {
 				return nil, false, err
 			}
 		}
@@ -211,14 +212,15 @@ func (c *Controller) exitedErr() error {
 	return fmt.Errorf("slurmtest: slurmctld has exited (%s)\n%s", exitText(c.waitErr), c.logTail(c.Log(), "slurmctld log"))
 }
 
-// ShowTopology returns the output of `scontrol show topology`. scontrol exits 0 even
-// when it cannot reach slurmctld, so any stderr output is treated as an error too.
-// Parse the result with [ParseTopology].
-func (c *Controller) ShowTopology(ctx context.Context) (string, error) {
+// ShowTopology returns the output of `scontrol show topology` (with a name, of
+// that topology of topology.yaml: `scontrol show topology NAME`). scontrol exits 0
+// even when it cannot reach slurmctld, so any stderr output is treated as an error
+// too. Parse the result with [ParseTopology].
+func (c *Controller) ShowTopology(ctx context.Context, name ...string) (string, error) {
 	if err := c.exitedErr(); err != nil {
 		return "", err
 	}
-	out, errOut, err := c.scontrol(ctx, "show", "topology")
+	out, errOut, err := c.scontrol(ctx, append([]string{"show", "topology"}, name...)...)
 	if err != nil || strings.TrimSpace(errOut) != "" {
 		if xerr := c.exitedErr(); xerr != nil {
 			return "", fmt.Errorf("slurmtest: scontrol show topology: %s: %w", strings.TrimSpace(errOut), xerr)
@@ -326,7 +328,12 @@ func (c *Controller) scontrol(ctx context.Context, args ...string) (stdout, stde
 
 // TopologyPath returns the host path of this controller's topology.conf, so a test
 // can rewrite it and call [Controller.Reconfigure].
-func (c *Controller) TopologyPath() string { return c.dir.hostPath("topology.conf") }
+func (c *Controller) TopologyPath() string {
+	if c.yaml {
+		return c.dir.hostPath("topology.yaml")
+	}
+	return c.dir.hostPath("topology.conf")
+}
 
 // Log returns everything slurmctld has logged so far (its stdout and stderr).
 func (c *Controller) Log() string {

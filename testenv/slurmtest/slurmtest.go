@@ -1,7 +1,7 @@
 // Package slurmtest runs a real slurmctld for tests, so that a test can prove that
 // Slurm accepts a generated topology.conf and reads it back the way the generator meant.
 //
-// Two Slurm versions are supported:
+// Three Slurm versions are supported:
 //
 //   - [V2205]: Debian bookworm's own slurmctld 22.05 on the host, with munge
 //     authentication. It has topology/tree only.
@@ -10,6 +10,9 @@
 //     ${TOPOSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toposcope}/slurm-24.11-trixie.
 //     It uses auth/slurm with a per-controller key, and has topology/tree and
 //     topology/block.
+//   - [V2605]: Debian forky's slurmctld 26.05 in a chroot built the same way
+//     (slurm-26.05-forky), with auth/slurm; it also reads topology.yaml
+//     ([PluginYAML]) and partitions that name a topology.
 //
 // A test calls [Require] first (it skips when the component is missing, and fails
 // instead when CI=true), then [Start] with the nodes and the topology.conf to load.
@@ -26,7 +29,6 @@ package slurmtest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,7 +46,13 @@ const (
 	V2205 Version = "22.05"
 	// V2411 is Slurm 24.11 from Debian trixie, run in the cached chroot.
 	V2411 Version = "24.11"
+	// V2605 is Slurm 26.05 from Debian forky, run in its cached chroot.
+	V2605 Version = "26.05"
 )
+
+// versions lists the supported versions, for messages.
+var versions = []Version{V2205, V2411, V2605}
+
 
 // Topology plugin names for [Options].Plugin.
 const (
@@ -52,6 +60,9 @@ const (
 	PluginTree = "topology/tree"
 	// PluginBlock is the block plugin (BlockName= and BlockSizes= lines); 23.11 and later.
 	PluginBlock = "topology/block"
+	// PluginYAML writes Options.Topology as topology.yaml, which 25.05 and
+	// later read instead of topology.conf (no TopologyPlugin line).
+	PluginYAML = "topology/yaml"
 )
 
 // installHint ends every "component missing" message.
@@ -70,12 +81,16 @@ const (
 	unmungeBin   = "/usr/bin/unmunge"
 )
 
-// chrootName is the cache folder name of the 24.11 chroot; the marker file inside it
-// is written last by hack/install-slurm.sh.
-const (
-	chrootName   = "slurm-24.11-trixie"
-	chrootMarker = ".complete"
-)
+// chrootMarker is the file hack/install-slurm.sh writes last in a chroot.
+const chrootMarker = ".complete"
+
+// chrootName is the cache folder name of version v's chroot.
+func chrootName(v Version) string {
+	if v == V2605 {
+		return "slurm-26.05-forky"
+	}
+	return "slurm-24.11-trixie"
+}
 
 // Require skips the test when Slurm version v cannot run here, with a message that
 // says to run hack/install-slurm.sh. When the environment variable CI is "true" it
@@ -104,11 +119,11 @@ func available(v Version) error {
 			return err
 		}
 		return mungeWorks()
-	case V2411:
+	case V2411, V2605:
 		if os.Geteuid() != 0 {
-			return errors.New("the Slurm 24.11 chroot needs root (chroot(2))")
+			return fmt.Errorf("the Slurm %s chroot needs root (chroot(2))", v)
 		}
-		root, err := chrootDir()
+		root, err := chrootDir(v)
 		if err != nil {
 			return err
 		}
@@ -134,7 +149,7 @@ func available(v Version) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown Slurm version %q (want %q or %q)", v, V2205, V2411)
+		return fmt.Errorf("unknown Slurm version %q (want one of %v)", v, versions)
 	}
 }
 
@@ -170,17 +185,17 @@ func mungeWorks() error {
 	return nil
 }
 
-// chrootDir is the folder that holds the Slurm 24.11 chroot, as hack/install-slurm.sh
+// chrootDir is the folder that holds version v's chroot, as hack/install-slurm.sh
 // computes it.
-func chrootDir() (string, error) {
+func chrootDir(v Version) (string, error) {
 	if d := os.Getenv("TOPOSCOPE_CACHE"); d != "" {
-		return filepath.Join(d, chrootName), nil
+		return filepath.Join(d, chrootName(v)), nil
 	}
 	d, err := os.UserCacheDir() // $XDG_CACHE_HOME, else $HOME/.cache
 	if err != nil {
 		return "", fmt.Errorf("cannot locate the cache folder: %w", err)
 	}
-	return filepath.Join(d, "toposcope", chrootName), nil
+	return filepath.Join(d, "toposcope", chrootName(v)), nil
 }
 
 // Chroot returns the folder of the Debian trixie chroot with Slurm 24.11
@@ -189,7 +204,7 @@ func chrootDir() (string, error) {
 func Chroot(t testing.TB) string {
 	t.Helper()
 	Require(t, V2411)
-	d, err := chrootDir()
+	d, err := chrootDir(V2411)
 	if err != nil {
 		t.Fatal(err)
 	}
