@@ -53,8 +53,13 @@ type Config struct {
 	// PluginYAML.
 	Plugin string `yaml:"plugin" request:"true" enum:"topology/tree,topology/block,topology/yaml"`
 	// SlurmVersion is the Slurm series that reads the file, "major.minor"
-	// (default "24.11"). The rules of that series decide what is written.
+	// (default "24.11"), or "auto": the series VersionCommand prints,
+	// read when the engine is built. The rules of that series decide
+	// what is written.
 	SlurmVersion string `yaml:"slurmVersion" request:"true"`
+	// VersionCommand prints the Slurm version for slurmVersion: auto
+	// (default ["scontrol", "--version"]).
+	VersionCommand config.Command `yaml:"versionCommand,omitempty"`
 	// BlockSizes are the topology/block sizes in nodes: the base block
 	// size, then base × 2^k in ascending order. Empty means inferred.
 	BlockSizes []int `yaml:"blockSizes,omitempty" request:"true"`
@@ -132,6 +137,7 @@ func DefaultConfig() Config {
 		Plugin:             PluginTree,
 		SlurmVersion:       DefaultVersion.String(),
 		ReconfigureCommand: []string{"scontrol", "reconfigure"},
+		VersionCommand:     []string{"scontrol", "--version"},
 		Header:             true,
 		IDComments:         true,
 		UnplacedSwitch:     DefaultUnplacedSwitch,
@@ -146,9 +152,14 @@ func (c *Config) Validate() error {
 	if c.UnplacedSwitch != "" && topology.SafeName(c.UnplacedSwitch) != c.UnplacedSwitch {
 		errs = append(errs, config.Errorf("unplacedSwitch", "%q is not a switch name Slurm reads (letters, digits, - and _)", c.UnplacedSwitch))
 	}
-	v, verr := ParseVersion(c.SlurmVersion)
-	if verr != nil {
-		errs = append(errs, config.Errorf("slurmVersion", "%w", verr))
+	var v Version
+	verr := errAuto // auto: the checks that need the version wait for it
+	if c.SlurmVersion != VersionAuto {
+		if v, verr = ParseVersion(c.SlurmVersion); verr != nil {
+			errs = append(errs, config.Errorf("slurmVersion", "%w", verr))
+		}
+	} else if len(c.VersionCommand) == 0 || c.VersionCommand[0] == "" {
+		errs = append(errs, config.Errorf("versionCommand", "must name a command when slurmVersion is auto"))
 	}
 	switch c.Plugin {
 	case PluginTree:

@@ -51,6 +51,14 @@ func New(cfg Config, deps engines.Deps) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.SlurmVersion == VersionAuto {
+		if err := resolveVersion(&cfg); err != nil {
+			return nil, err
+		}
+		if err := cfg.Validate(); err != nil { // the checks that needed the version
+			return nil, err
+		}
+	}
 	v, err := ParseVersion(cfg.SlurmVersion)
 	if err != nil {
 		return nil, err // unreachable: Validate parsed it
