@@ -46,7 +46,10 @@ type ErrorDetail struct {
 // place where statuses are chosen for errors.
 func statusOf(err error) (int, string) {
 	var tooBig *http.MaxBytesError
+	var simulated *service.SimulatedError
 	switch {
+	case errors.As(err, &simulated):
+		return simulated.Code, "simulated" // the status the request asked Topograph's test provider for
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge, "body_too_large"
 	case errors.Is(err, errBodySlow):
@@ -125,6 +128,17 @@ var lineRef = regexp.MustCompile(` \(line \d+\)`)
 // handler chain.
 func (h *handlers) fail(c *gin.Context, err error) {
 	status, code := statusOf(err)
+	if code == "simulated" {
+		// Topograph's text: the message, with a newline unless the
+		// answer is 202.
+		body := err.Error()
+		if status != http.StatusAccepted {
+			body += "\n"
+		}
+		c.Data(status, "text/plain; charset=utf-8", []byte(body))
+		c.Abort()
+		return
+	}
 	msg := lineRef.ReplaceAllString(err.Error(), "")
 	switch status {
 	case http.StatusInternalServerError:

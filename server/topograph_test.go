@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toposcope/toposcope/testenv/cloudsim"
 )
@@ -211,5 +212,87 @@ func TestTopographGraphEngine(t *testing.T) {
 	}
 	if ct := res.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+// TestTopographIntegrationPayloads sends Topograph's own integration
+// payloads (testdata/topograph/integration, SOURCE.md there): each gets
+// the POST /v1/generate status it asks for, then the GET /v1/topology
+// status and text; the valid one, the small-tree model's tree.
+func TestTopographIntegrationPayloads(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOpts{})
+	files, err := filepath.Glob(filepath.Join("testdata", "topograph", "integration", "*.json"))
+	if err != nil || len(files) != 6 {
+		t.Fatalf("want Topograph's 6 payloads, got %v (%v)", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Provider struct {
+				Params struct {
+					Generate int    `json:"generateResponseCode"`
+					Topology int    `json:"topologyResponseCode"`
+					Message  string `json:"errorMessage"`
+				} `json:"params"`
+			} `json:"provider"`
+		}
+		if err := json.Unmarshal(data, &p); err != nil {
+			t.Fatal(err)
+		}
+		want := p.Provider.Params
+		w := s.do(http.MethodPost, "/v1/generate", string(data))
+		if w.Code != want.Generate {
+			t.Errorf("%s: generate = %d %q, want %d", f, w.Code, w.Body, want.Generate)
+			continue
+		}
+		if w.Code != http.StatusAccepted {
+			if w.Body.String() != want.Message+"\n" {
+				t.Errorf("%s: generate body %q, want %q", f, w.Body, want.Message+"\n")
+			}
+			continue
+		}
+		var res *httptest.ResponseRecorder
+		if want.Topology == http.StatusAccepted {
+			// Topograph keeps such a request pending for good, answering
+			// 202 with the message (here none) once it has run.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				res = s.do(http.MethodGet, "/v1/topology?uid="+w.Body.String(), "")
+				if !strings.HasPrefix(res.Body.String(), "request ID") || time.Now().After(deadline) {
+					break
+				}
+			}
+			if res.Body.String() != want.Message {
+				t.Errorf("%s: topology body %q, want %q", f, res.Body, want.Message)
+			}
+		} else {
+			res = s.poll("/v1/topology?uid=" + w.Body.String())
+		}
+		if res.Code != want.Topology {
+			t.Errorf("%s: topology = %d %q, want %d", f, res.Code, res.Body, want.Topology)
+			continue
+		}
+		switch {
+		case want.Topology == http.StatusOK:
+			for _, line := range []string{"SwitchName=S1 Switches=S[2-3]\n", "SwitchName=S2 Nodes=I[21-22,25]\n", "SwitchName=S3 Nodes=I[34-36]\n"} {
+				if !strings.Contains(res.Body.String(), line) {
+					t.Errorf("%s: output lacks %q:\n%s", f, line, res.Body)
+				}
+			}
+		case want.Topology >= 400 && res.Body.String() != want.Message+"\n":
+			t.Errorf("%s: topology body %q, want %q", f, res.Body, want.Message+"\n")
+		}
+	}
+	// Codes Topograph does not take are refused, naming the field.
+	for _, body := range []string{
+		`{"provider":{"name":"test","params":{"generateResponseCode":200}},"engine":{"name":"slurm"}}`,
+		`{"provider":{"name":"test","params":{"topologyResponseCode":302}},"engine":{"name":"slurm"}}`,
+	} {
+		if w := s.do(http.MethodPost, "/v1/generate", body); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "ResponseCode") {
+			t.Errorf("%s: %d %s, want 400 naming the field", body, w.Code, w.Body)
+		}
 	}
 }

@@ -78,6 +78,9 @@ const (
 
 // KindOf classifies err for storage.
 func KindOf(err error) string {
+	if kind, ok := simulatedKind(err); ok {
+		return kind
+	}
 	switch {
 	case errors.Is(err, config.ErrInvalid), errors.Is(err, ErrBadRequest), errors.Is(err, plugins.ErrUnknownPlugin):
 		return KindInvalid
@@ -121,6 +124,9 @@ func FieldOf(err error) string {
 // ResultError rebuilds the error of a failed result: it wraps the
 // sentinel of its kind and carries its field.
 func ResultError(r *store.Result) error {
+	if se, ok := simulatedResult(r.ErrKind, r.ErrMessage); ok {
+		return se
+	}
 	var cause error
 	switch r.ErrKind {
 	case KindInvalid:

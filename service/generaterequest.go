@@ -59,6 +59,9 @@ type GenerateRequest struct {
 	// path loses before the engine sees the graph (Topograph's provider
 	// parameter trimTiers, set only from it).
 	TrimTiers int `json:"trimTiers,omitempty"`
+	// Simulate is the answer Topograph's test provider was asked to give
+	// (set only from it); nil for a request that runs normally.
+	Simulate *Simulation `json:"simulate,omitempty"`
 	// Creds are the provider credentials; never marshalled.
 	Creds Credentials `json:"-"`
 }

@@ -89,8 +89,10 @@ type job struct {
 	eng   engines.Engine
 	nodes providers.Request
 	// trim is the request's TrimTiers.
-	trim   int
-	stdout *bytes.Buffer
+	trim int
+	// simulate is the request's Simulate.
+	simulate *Simulation
+	stdout   *bytes.Buffer
 	// publish is whether the engine publishes: server.publish is on and
 	// the engine is one the operator configured.
 	publish bool
@@ -104,6 +106,9 @@ func (r *Requests) Submit(ctx context.Context, req *GenerateRequest) (string, bo
 	id, err := r.Lookup(req)
 	if err != nil {
 		return "", false, err
+	}
+	if s := req.Simulate; s != nil && s.Generate != 202 {
+		return "", false, &SimulatedError{Code: s.Generate, Message: s.Message}
 	}
 	r.mu.Lock()
 	switch {
@@ -200,7 +205,7 @@ func (r *Requests) configuredEngine(name string) *config.Plugin {
 // the request's parameters may set only the keys each plugin lets a
 // request set, laid over the operator's settings of the same plugin.
 func (r *Requests) build(req *GenerateRequest, res *store.Result) (*job, error) {
-	j := &job{res: res, nodes: req.DiscoveryRequest(), trim: req.TrimTiers, stdout: &bytes.Buffer{}}
+	j := &job{res: res, nodes: req.DiscoveryRequest(), trim: req.TrimTiers, simulate: req.Simulate, stdout: &bytes.Buffer{}}
 	pn, err := req.Provider.ParamsNode()
 	if err != nil {
 		return j, &RequestError{Field: "provider.params", Err: err}
@@ -248,6 +253,9 @@ func (r *Requests) start(ctx context.Context, j *job) {
 }
 
 func (r *Requests) run(ctx context.Context, j *job) ([]byte, string, error) {
+	if err := j.simulated(); err != nil {
+		return nil, "", err
+	}
 	if err := r.deps.Limiter.Acquire(ctx); err != nil {
 		return nil, "", err
 	}

@@ -101,11 +101,6 @@ func codeIs(want int) func(any) bool {
 func topographProviders() map[string]compatPlugin {
 	sim := compatPlugin{name: "sim", params: simRules()}
 	test := compatPlugin{name: "sim", params: simRules()}
-	test.params["testcaseName"] = compatRule{refuse: "use params.modelFileName (or toposcope's params.model) with a bundled model"}
-	test.params["description"] = compatRule{}
-	test.params["generateResponseCode"] = compatRule{refuse: "toposcope answers POST /v1/generate with 202 and cannot be told to fail", keepIf: codeIs(202)}
-	test.params["topologyResponseCode"] = compatRule{refuse: "toposcope answers GET /v1/topology with the real outcome and cannot be told to fail", keepIf: codeIs(200)}
-	test.params["errorMessage"] = compatRule{refuse: "toposcope cannot be told to fail"}
 	infiniband := map[string]compatRule{
 		"accelerator": {refuse: "NVLink domains come from the nvlink provider (merge it with infiniband in the service configuration) or from toposcope-agent reports",
 			keepIf: func(v any) bool { m, ok := v.(map[string]any); return ok && m["source"] == "nvidia-smi" }},
@@ -212,6 +207,11 @@ func (r *Requests) fromTopograph(req *GenerateRequest) error {
 		}
 		if err := takeTrimTiers(req, p.trim); err != nil {
 			return err
+		}
+		if fromTest {
+			if err := takeSimulation(req); err != nil {
+				return err
+			}
 		}
 		if err := mapPlugin(&req.Provider, "provider", p, op); err != nil {
 			return err
