@@ -2,6 +2,7 @@ package service
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -94,8 +95,8 @@ func takeSimulation(req *GenerateRequest) error {
 
 // simulatedKind is the stored kind of err when it is a SimulatedError.
 func simulatedKind(err error) (string, bool) {
-	se, ok := err.(*SimulatedError)
-	if !ok {
+	var se *SimulatedError
+	if !errors.As(err, &se) {
 		return "", false
 	}
 	return kindSimulated + strconv.Itoa(se.Code), true

@@ -93,10 +93,6 @@ func simRules() map[string]compatRule {
 	}
 }
 
-func codeIs(want int) func(any) bool {
-	return func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(want) }
-}
-
 // topographProviders maps Topograph's provider names.
 func topographProviders() map[string]compatPlugin {
 	sim := compatPlugin{name: "sim", params: simRules()}

@@ -11,8 +11,8 @@ import (
 	"github.com/toposcope/toposcope/internal/config"
 )
 
-// VersionAuto, as slurmVersion, reads the target version from the Slurm
-// at hand: the output of VersionCommand (scontrol --version), when the
+// VersionAuto is the slurmVersion that reads the target version from the
+// Slurm at hand: the output of VersionCommand (scontrol --version), when the
 // engine is built. A head node upgraded to 25.05 or later then gets that
 // release's rules without an edit.
 const VersionAuto = "auto"

@@ -53,7 +53,6 @@ const (
 // versions lists the supported versions, for messages.
 var versions = []Version{V2205, V2411, V2605}
 
-
 // Topology plugin names for [Options].Plugin.
 const (
 	// PluginTree is the hierarchical switch plugin (SwitchName= lines).
