@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,7 +82,13 @@ func (s *setup) apply(t *testing.T, e *nfd.Engine, g *topology.Graph) (*kube.Res
 
 func (s *setup) features(t *testing.T) map[string]*unstructured.Unstructured {
 	t.Helper()
-	list, err := s.c.Dynamic().Resource(nfd.Resource).Namespace(s.ns).List(context.Background(), metav1.ListOptions{})
+	return s.objects(t, nfd.Resource)
+}
+
+// objects lists the objects of resource r in NFD's namespace by name.
+func (s *setup) objects(t *testing.T, r schema.GroupVersionResource) map[string]*unstructured.Unstructured {
+	t.Helper()
+	list, err := s.c.Dynamic().Resource(r).Namespace(s.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,15 +177,7 @@ func TestNodeFeatures(t *testing.T) {
 // groupsOf lists the NodeFeatureGroups by name.
 func (s *setup) groupsOf(t *testing.T) map[string]*unstructured.Unstructured {
 	t.Helper()
-	list, err := s.c.Dynamic().Resource(nfd.GroupResource).Namespace(s.ns).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*unstructured.Unstructured{}
-	for i := range list.Items {
-		out[list.Items[i].GetName()] = &list.Items[i]
-	}
-	return out
+	return s.objects(t, nfd.GroupResource)
 }
 
 // members evaluates a group's rules (element In values) on the written
