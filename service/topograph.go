@@ -178,7 +178,7 @@ func topographEngines() map[string]compatPlugin {
 			"fabricLabels":                 {to: "tierLabels"},
 			"acceleratorLabel":             {to: "domainLabel"},
 			"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},
-			"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
+			"acceleratorDomainSourceLabel": {to: "domainSourceLabel"},
 		}},
 		"nfd": {name: "nfd", params: map[string]compatRule{
 			"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"os"
 	"slices"
 	"strings"
@@ -28,7 +29,10 @@ var env = kubetest.NewEnv()
 
 func TestMain(m *testing.M) { os.Exit(env.Run(m)) }
 
-const tier = "topology.toposcope.io/tier-"
+const (
+	tier      = "topology.toposcope.io/tier-"
+	domainKey = "topology.toposcope.io/accelerator-domain"
+)
 
 // setup creates the fabric's nodes, labelled with the test's prefix and
 // with extra labels, and returns an engine (with cfg edited by edit)
@@ -397,4 +401,38 @@ func applyHosts(t *testing.T, hosts []string, graph func(name func(string) strin
 		labels[host[name]] = n.Labels
 	}
 	return labels
+}
+
+// TestDomainSourceLabel: with domainSourceLabel, a node that carries the
+// source label (nvidia.com/gpu.clique) gets no accelerator domain label
+// from the graph and loses the one it had; the others keep theirs; the
+// source label is untouched (Topograph's acceleratorDomainSourceLabel on
+// its k8s engine).
+func TestDomainSourceLabel(t *testing.T) {
+	t.Parallel()
+	const src = "nvidia.com/gpu.clique"
+	s := newSetup(t, kubetest.Fabric{Nodes: 8, NodesPerLeaf: 4, DomainSize: 4}, nil, nil)
+	g := s.graph(t)
+	if _, _, err := s.apply(t, g, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := s.fabric.NodeName(0)
+	if s.nodes(t)[first].Labels[domainKey] == "" {
+		t.Fatalf("no domain label written at first: %v", s.nodes(t)[first].Labels)
+	}
+	patch := []byte(`{"metadata":{"labels":{"` + src + `":"clique-a.1"}}}`)
+	if _, err := s.c.Core().CoreV1().Nodes().Patch(context.Background(), first, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.engine = s.newEngine(t, s.c.AdminConfig(), func(c *k8slabels.Config) { c.DomainSourceLabel = src })
+	if _, _, err := s.apply(t, g, kube.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := s.nodes(t)
+	if l := nodes[first].Labels; l[domainKey] != "" || l[src] != "clique-a.1" || l[tier+"0"] == "" {
+		t.Errorf("node with the source label: %v; want no domain label, the source kept, its tiers", l)
+	}
+	if l := nodes[s.fabric.NodeName(1)].Labels; l[domainKey] == "" {
+		t.Errorf("node without the source label lost its domain: %v", l)
+	}
 }

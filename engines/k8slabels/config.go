@@ -2,6 +2,7 @@ package k8slabels
 
 import (
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/toposcope/toposcope/engines/kube"
 	"github.com/toposcope/toposcope/internal/config"
@@ -25,6 +26,12 @@ type Config struct {
 	// domain). Default false: a provider that failed to place a node must
 	// not unlabel it. Nodes absent from the graph are never written.
 	StripUnplaced bool `yaml:"stripUnplaced"`
+	// DomainSourceLabel names a node label that already says the node's
+	// NVLink domain (nvidia.com/gpu.clique, say): a node that carries it
+	// gets no accelerator domain or sub-domain label from the graph, and
+	// loses the ones it had; the source label is never touched
+	// (Topograph's acceleratorDomainSourceLabel).
+	DomainSourceLabel string `yaml:"domainSourceLabel,omitempty" request:"true"`
 }
 
 // DefaultConfig returns the configuration used when no params are given.
@@ -44,6 +51,14 @@ func (c *Config) Validate() error {
 	errs := []error{c.ClientConfig.Validate(), c.LabelConfig.Validate(), kube.CheckMode("mode", c.Mode)}
 	if _, err := labels.Parse(c.NodeSelector); err != nil {
 		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
+	}
+	if c.DomainSourceLabel != "" {
+		if msgs := validation.IsQualifiedName(c.DomainSourceLabel); len(msgs) > 0 {
+			errs = append(errs, config.Errorf("domainSourceLabel", "%q is not a label key: %v", c.DomainSourceLabel, msgs))
+		}
+		if c.DomainLabel != "" && c.DomainLabel != "-" {
+			errs = append(errs, config.Errorf("domainSourceLabel", "cannot be set with domainLabel (Topograph: acceleratorLabel and acceleratorDomainSourceLabel cannot be set together)"))
+		}
 	}
 	return config.Join(errs...)
 }

@@ -20,6 +20,8 @@ package k8slabels
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	sigyaml "sigs.k8s.io/yaml"
@@ -102,6 +104,11 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	res := &kube.Result{Engine: Name}
 	w := kube.NodeWriter{Core: e.core, Selector: e.cfg.NodeSelector, PageSize: e.cfg.PageSize, Concurrency: e.cfg.Concurrency, Logger: e.deps.Logger}
 	spec := kube.NodeSpec{Desired: e.desired(g), ManagedLabel: e.keys.Managed, ManagedAnnotation: e.keys.Managed}
+	if src := e.cfg.DomainSourceLabel; src != "" {
+		spec.OmitLabel = func(k *corev1.Node, key string) bool {
+			return (key == e.keys.Domain || key == e.keys.SubDomain) && strings.TrimSpace(k.Labels[src]) != ""
+		}
+	}
 	if err := w.Sync(ctx, g, spec, opts, res); err != nil {
 		return res, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -30,6 +31,9 @@ type NodeSpec struct {
 	// key; an owned key that Desired does not return is removed. Keys not
 	// owned are never touched. Nil owns nothing.
 	ManagedLabel, ManagedAnnotation func(key string) bool
+	// OmitLabel, when set, reports the desired labels that Kubernetes
+	// node k must not carry after all (an owned one it has is removed).
+	OmitLabel func(k *corev1.Node, key string) bool
 }
 
 // NodeWriter brings Kubernetes Nodes' managed labels and annotations to
@@ -152,6 +156,10 @@ func (w NodeWriter) Plan(ctx context.Context, g *topology.Graph, spec NodeSpec, 
 		labels, annotations, ok := spec.Desired(n)
 		if !ok {
 			return false
+		}
+		if spec.OmitLabel != nil {
+			labels = maps.Clone(labels)
+			maps.DeleteFunc(labels, func(key, _ string) bool { return spec.OmitLabel(k, key) })
 		}
 		p, c := diffNode(k, labels, annotations, spec)
 		if p == nil {
