@@ -183,7 +183,7 @@ func topographEngines() map[string]compatPlugin {
 		"nfd": {name: "nfd", params: map[string]compatRule{
 			"nodeSelector":                 {to: "nodeSelector", conv: labelSelector},
 			"cleanup":                      {selects: &selection{key: "cleanup", def: true}},
-			"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
+			"acceleratorDomainSourceLabel": {to: "domainSourceLabel"},
 		}},
 		"graph": {name: "instances", params: map[string]compatRule{
 			"topologyConfigPath": {selects: &selection{key: "output", def: "", match: samePath}},

@@ -41,6 +41,11 @@ type Config struct {
 	// (default true). The deletions are part of the plan the shrink
 	// guard sees.
 	Cleanup bool `yaml:"cleanup"`
+	// DomainSourceLabel names a node label that already says the node's
+	// NVLink domain (nvidia.com/gpu.clique, say): a node that carries it
+	// has that value as its accelerator-domain element, and no
+	// accelerator-subdomain (Topograph's acceleratorDomainSourceLabel).
+	DomainSourceLabel string `yaml:"domainSourceLabel,omitempty" request:"true"`
 }
 
 // DefaultConfig returns the configuration used when no params are given.
@@ -60,6 +65,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := labels.Parse(c.NodeSelector); err != nil {
 		errs = append(errs, config.Errorf("nodeSelector", "%w", err))
+	}
+	if c.DomainSourceLabel != "" {
+		if msgs := validation.IsQualifiedName(c.DomainSourceLabel); len(msgs) > 0 {
+			errs = append(errs, config.Errorf("domainSourceLabel", "%q is not a label key: %v", c.DomainSourceLabel, msgs))
+		}
 	}
 	return config.Join(errs...)
 }

@@ -106,6 +106,22 @@ func elements(g *topology.Graph, n *topology.Node) map[string]any {
 	return out
 }
 
+// sourced is n with, when domainSourceLabel is set and Kubernetes node k
+// carries it, that label's value as its domain and no sub-domain
+// (Topograph's acceleratorDomainSourceLabel on its nfd engine).
+func (e *Engine) sourced(k *corev1.Node, n *topology.Node) *topology.Node {
+	if e.cfg.DomainSourceLabel == "" {
+		return n
+	}
+	v := strings.TrimSpace(k.Labels[e.cfg.DomainSourceLabel])
+	if v == "" {
+		return n
+	}
+	m := *n
+	m.Domain, m.SubDomain = v, ""
+	return &m
+}
+
 // object is the NodeFeature of graph node n, owned by the Kubernetes
 // node of that uid when uid is set; nil when the graph places n nowhere.
 func (e *Engine) object(g *topology.Graph, n *topology.Node, k string, uid types.UID) *unstructured.Unstructured {
@@ -149,15 +165,16 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
 	var want []*unstructured.Unstructured
 	known := map[string]bool{}  // Kubernetes nodes the graph holds
-	placed := map[string]bool{} // graph nodes written
+	placed := map[string]*topology.Node{} // graph nodes written, as written
 	_, err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
 		known[k.Name] = true
+		n = e.sourced(k, n)
 		o := e.object(g, n, k.Name, k.UID)
 		if o == nil {
 			return false
 		}
 		want = append(want, o)
-		placed[n.Name] = true
+		placed[n.Name] = n
 		return true
 	})
 	if err != nil {
@@ -211,12 +228,12 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 		return nil, err
 	}
 	var objs []*unstructured.Unstructured
-	placed := map[string]bool{}
+	placed := map[string]*topology.Node{}
 	for i := range g.Nodes() {
 		n := &g.Nodes()[i]
 		if o := e.object(g, n, n.Name, ""); o != nil {
 			objs = append(objs, o)
-			placed[n.Name] = true
+			placed[n.Name] = n
 		}
 	}
 	nodes := len(objs)

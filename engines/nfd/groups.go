@@ -59,12 +59,13 @@ func groupName(kind, id string) string {
 }
 
 // groups returns a NodeFeatureGroup per switch and per NVLink domain and
-// sub-domain that holds a node of want (node names), each selecting its
+// sub-domain that holds a node of want (by name, the node as its
+// NodeFeature has it: its domain may come from domainSourceLabel), each selecting its
 // nodes by the elements of their NodeFeature: a switch by its tier
 // element (one rule per tier it is at: in a tree of uneven depth a
 // switch can be tier-1 of one node and tier-2 of another), a domain by
 // accelerator-domain, a sub-domain by accelerator-subdomain.
-func (e *Engine) groups(g *topology.Graph, want map[string]bool) []*unstructured.Unstructured {
+func (e *Engine) groups(g *topology.Graph, want map[string]*topology.Node) []*unstructured.Unstructured {
 	type group struct {
 		kind, id string
 		tiers    map[int]bool // switches: the tiers it is at
@@ -84,8 +85,8 @@ func (e *Engine) groups(g *topology.Graph, want map[string]bool) []*unstructured
 		}
 	}
 	for i := range g.Nodes() {
-		n := &g.Nodes()[i]
-		if !want[n.Name] {
+		n := want[g.Nodes()[i].Name]
+		if n == nil {
 			continue
 		}
 		for t, s := range g.Path(n.Name) {

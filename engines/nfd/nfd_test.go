@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"os"
 	"path/filepath"
 	"slices"
@@ -333,4 +334,42 @@ func TestRender(t *testing.T) {
 		t.Errorf("render:\n%s", out.String())
 	}
 	goldenfile.Check(t, filepath.Join("testdata", "render.yaml"), out.Bytes(), *update)
+}
+
+// TestDomainSourceLabel: with domainSourceLabel, a node that carries the
+// label has its value as accelerator-domain (no sub-domain) and a group
+// of that domain selects it (Topograph's acceleratorDomainSourceLabel on
+// its nfd engine); the other nodes keep the graph's domain.
+func TestDomainSourceLabel(t *testing.T) {
+	t.Parallel()
+	const src = "nvidia.com/gpu.clique"
+	s := newSetup(t, kubetest.Fabric{Nodes: 8, NodesPerLeaf: 4, DomainSize: 4})
+	first := s.fabric.NodeName(0)
+	patch := []byte(`{"metadata":{"labels":{"` + src + `":"clique-x.1"}}}`)
+	if _, err := s.c.Core().CoreV1().Nodes().Patch(context.Background(), first, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := s.engine(t, s.c.AdminConfig(), func(c *nfd.Config) { c.DomainSourceLabel = src })
+	g := s.fabric.MustGraph(t)
+	s.apply(t, e, g)
+	features := s.features(t)
+	if el := elementsOf(features["toposcope-"+first]); el["accelerator-domain"] != "clique-x.1" || el["accelerator-subdomain"] != "" {
+		t.Errorf("%s elements %v, want the source label's domain", first, el)
+	}
+	second := s.fabric.NodeName(1)
+	if el := elementsOf(features["toposcope-"+second]); el["accelerator-domain"] != s.fabric.Prefix+"-nvl001" {
+		t.Errorf("%s elements %v, want the graph's domain", second, el)
+	}
+	found := false
+	for _, gr := range s.groupsOf(t) {
+		if gr.GetAnnotations()[nfd.AnnotationGroupID] == "clique-x.1" {
+			found = true
+			if got := members(t, gr, features); !slices.Equal(got, []string{first}) {
+				t.Errorf("group of clique-x.1 selects %v, want [%s]", got, first)
+			}
+		}
+	}
+	if !found {
+		t.Error("no group for the source label's domain")
+	}
 }
