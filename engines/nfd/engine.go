@@ -164,7 +164,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	}
 	res := &kube.Result{Engine: Name, DryRun: opts.DryRun}
 	var want []*unstructured.Unstructured
-	known := map[string]bool{}  // Kubernetes nodes the graph holds
+	known := map[string]bool{}            // Kubernetes nodes the graph holds
 	placed := map[string]*topology.Node{} // graph nodes written, as written
 	_, err := kube.PlacedNodes(ctx, e.core, e.cfg.NodeSelector, e.cfg.PageSize, g, res, func(k *corev1.Node, n *topology.Node) bool {
 		known[k.Name] = true
