@@ -169,7 +169,7 @@ func topographEngines() map[string]compatPlugin {
 		"configUpdateMode": {selects: &selection{key: "configUpdateMode", def: "full", match: func(req, op any) bool {
 			return req == op || (req == "" && op == "full")
 		}}},
-		"acceleratorDomainSourceLabel": {refuse: "read the domain label with the k8s-labels provider (domainLabel) instead"},
+		"acceleratorDomainSourceLabel": {to: "domainSourceLabel"},
 	}
 	return map[string]compatPlugin{
 		"slurm":  {name: "slurm", params: slurmRules()},

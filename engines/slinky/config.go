@@ -54,6 +54,12 @@ type Config struct {
 	ConfigUpdateMode string `yaml:"configUpdateMode"`
 	// NodeSelector restricts the annotated nodes (a label selector).
 	NodeSelector string `yaml:"nodeSelector,omitempty" request:"true"`
+	// DomainSourceLabel names a node label that says the node's NVLink
+	// domain (nvidia.com/gpu.clique, say): the Slurm nodes of a
+	// Kubernetes node that carries it are in that domain (no sub-domain),
+	// and those of a node without it in none, whatever the graph says
+	// (Topograph's acceleratorDomainSourceLabel on its slinky engine).
+	DomainSourceLabel string `yaml:"domainSourceLabel,omitempty" request:"true"`
 	// PodSelector selects the slurmd pods in Namespace (a label selector,
 	// default "app.kubernetes.io/component=worker"). The topology file
 	// names each node by the Slurm names of the slurmd pods bound to it
@@ -106,6 +112,11 @@ func (c *Config) Validate() error {
 	}
 	if msgs := validation.IsDNS1123Subdomain(c.ConfigMap); len(msgs) > 0 {
 		errs = append(errs, config.Errorf("configMap", "%q: %v", c.ConfigMap, msgs))
+	}
+	if c.DomainSourceLabel != "" {
+		if msgs := validation.IsQualifiedName(c.DomainSourceLabel); len(msgs) > 0 {
+			errs = append(errs, config.Errorf("domainSourceLabel", "%q is not a label key: %v", c.DomainSourceLabel, msgs))
+		}
 	}
 	if c.ConfigMap == c.Controller+"-config" {
 		errs = append(errs, config.Errorf("configMap", "%q belongs to the Slinky operator, which replaces its data on every reconcile; use a dedicated ConfigMap (default %q) and list it in the Controller's spec.configFileRefs", c.ConfigMap, DefaultConfigMap))

@@ -107,15 +107,19 @@ func (e *Engine) slurmGraph(ctx context.Context, g *topology.Graph, res *kube.Re
 		return nil, err
 	}
 	kubeName := map[string]string{} // graph node -> Kubernetes node
+	source := map[string]string{}   // graph node -> its domainSourceLabel value
 	if _, err := kube.PlacedNodes(ctx, e.core, "", e.cfg.PageSize, g, &kube.Result{}, func(k *corev1.Node, n *topology.Node) bool {
 		kubeName[n.Name] = k.Name
+		if e.cfg.DomainSourceLabel != "" {
+			source[n.Name] = strings.TrimSpace(k.Labels[e.cfg.DomainSourceLabel])
+		}
 		return true
 	}); err != nil {
 		return nil, err
 	}
 	b := topology.NewBuilder()
 	used := map[string]bool{}
-	var uncovered, noNode []string
+	var uncovered, noNode, unlabelled []string
 	for i := range g.Nodes() {
 		n := &g.Nodes()[i]
 		k, ok := kubeName[n.Name]
@@ -130,6 +134,13 @@ func (e *Engine) slurmGraph(ctx context.Context, g *topology.Graph, res *kube.Re
 		}
 		used[k] = true
 		path := g.PathInfo(n.Name)
+		domain, sub := n.Domain, n.SubDomain
+		if e.cfg.DomainSourceLabel != "" {
+			domain, sub = source[n.Name], ""
+			if domain == "" {
+				unlabelled = append(unlabelled, n.Name)
+			}
+		}
 		for _, p := range ps {
 			sn := *n
 			sn.Name, sn.Leaf, sn.Domain, sn.SubDomain = p.name, "", "", ""
@@ -137,10 +148,14 @@ func (e *Engine) slurmGraph(ctx context.Context, g *topology.Graph, res *kube.Re
 			if len(path) > 0 {
 				b.AddPath(p.name, path)
 			}
-			if n.Domain != "" {
-				b.AddToDomain(p.name, n.Domain, n.SubDomain)
+			if domain != "" {
+				b.AddToDomain(p.name, domain, sub)
 			}
 		}
+	}
+	if len(unlabelled) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d nodes lack the label %s (domainSourceLabel), so their Slurm nodes are in no block: %s",
+			len(unlabelled), e.cfg.DomainSourceLabel, hostlist.Compress(unlabelled)))
 	}
 	if len(noNode) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d graph nodes match no Kubernetes Node, so no slurmd pod, and are left out of the topology file: %s",

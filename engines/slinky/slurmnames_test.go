@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"slices"
 	"strings"
 	"testing"
@@ -283,5 +284,52 @@ func TestSlurmNamesInSlurmctld(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDomainSourceLabel: with domainSourceLabel, the blocks are the
+// Kubernetes nodes' clique labels, not the graph's domains (Topograph's
+// acceleratorDomainSourceLabel on its slinky engine); a node without the
+// label is in no block and named in a warning; slurmctld 24.11 loads the
+// file.
+func TestDomainSourceLabel(t *testing.T) {
+	t.Parallel()
+	slurmtest.Require(t, slurmtest.V2411)
+	const src = "nvidia.com/gpu.clique"
+	nc := newNamesCase(t, slurm.PluginBlock, "24.11")
+	s, f := nc.s, nc.s.fabric
+	for i, clique := range map[int]string{0: "clique-a.1", 1: "clique-a.1", 2: "clique-b.1", 3: "clique-b.1"} {
+		patch := []byte(`{"metadata":{"labels":{"` + src + `":"` + clique + `"}}}`)
+		if _, err := s.c.Core().CoreV1().Nodes().Patch(context.Background(), f.NodeName(i), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := s.engine.cfg
+	cfg.DomainSourceLabel = src
+	e, err := New(cfg, s.c.Core(), engines.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.engine = e
+	res, _ := s.apply(t, f.MustGraph(t))
+	conf := s.configMap(t).Data["topology.conf"]
+	// Block names are the labels made safe (SafeName), the label in the
+	// comment above.
+	for _, want := range []string{
+		" = \"clique-a.1\"\nBlockName=clique-a-1-", "Nodes=gpu-a1,slinky-1\n",
+		" = \"clique-b.1\"\nBlockName=clique-b-1-", "Nodes=slinky-3a,slinky-3b,slurm-worker-slinky-2\n",
+	} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("topology.conf lacks %q:\n%s", want, conf)
+		}
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, "lack the label "+src) && strings.Contains(w, f.NodeName(7))
+	}) {
+		t.Errorf("no warning names the unlabelled node: %q", res.Warnings)
+	}
+	ctx := context.Background()
+	if _, err := slurmtest.Start(ctx, t, slurmtest.Options{Version: slurmtest.V2411, Plugin: slurmtest.PluginBlock, Nodes: nc.slurmNames(), Topology: conf}); err != nil {
+		t.Fatalf("slurmctld 24.11 refused the file:\n%s\n%v", conf, err)
 	}
 }
