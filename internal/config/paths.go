@@ -3,8 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -49,10 +51,10 @@ func (p Paths) Check(spec ParamSpec, params *yaml.Node, field string) error {
 		return nil
 	}
 	var errs []error
-	for i := 0; i+1 < len(params.Content); i += 2 {
-		key, val := params.Content[i], params.Content[i+1]
-		mode, ok := spec.Paths[key.Value]
-		if !ok || val.Kind != yaml.ScalarNode || val.Value == "" {
+	for _, name := range slices.Sorted(maps.Keys(spec.Paths)) {
+		mode := spec.Paths[name]
+		key, val := lookupKey(params, strings.Split(name, "."))
+		if key == nil || val.Kind != yaml.ScalarNode || val.Value == "" {
 			continue
 		}
 		roots := p.Read
@@ -63,10 +65,32 @@ func (p Paths) Check(spec ParamSpec, params *yaml.Node, field string) error {
 			continue
 		}
 		if err := within(val.Value, mode, roots); err != nil {
-			errs = append(errs, &FieldError{Field: join(field, key.Value), Line: key.Line, Err: err})
+			errs = append(errs, &FieldError{Field: join(field, name), Line: key.Line, Err: err})
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// lookupKey finds the key node and value of a dotted key path in a
+// mapping, or nil.
+func lookupKey(m *yaml.Node, path []string) (key, val *yaml.Node) {
+	for m != nil && m.Kind == yaml.MappingNode {
+		var next *yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == path[0] {
+				key, next = m.Content[i], m.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return nil, nil
+		}
+		if len(path) == 1 {
+			return key, next
+		}
+		m, path = next, path[1:]
+	}
+	return nil, nil
 }
 
 // within resolves path (a file to read, or to write: its folder must

@@ -59,3 +59,44 @@ func TestPathsCheck(t *testing.T) {
 		t.Errorf("no roots bound nothing: %v", err)
 	}
 }
+
+// TestPathsCheckNested: a file named inside a nested settings struct
+// (the lldp provider's snmp.communityFile) is kept below the roots too,
+// and the error names the dotted key and its line.
+func TestPathsCheckNested(t *testing.T) {
+	t.Parallel()
+	type snmp struct {
+		CommunityFile string `yaml:"communityFile" path:"read"`
+	}
+	type cfg struct {
+		Reports []string `yaml:"reports"`
+		SNMP    *snmp    `yaml:"snmp"`
+	}
+	spec := config.SpecOf(cfg{})
+	if spec.Paths["snmp.communityFile"] != "read" {
+		t.Fatalf("Paths = %v, want snmp.communityFile read", spec.Paths)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "community"), []byte("c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	roots := config.Paths{Read: []string{dir}}
+	for _, tt := range []struct {
+		doc string
+		ok  bool
+	}{
+		{"snmp:\n  communityFile: " + filepath.Join(dir, "community") + "\n", true},
+		{"snmp:\n  communityFile: /etc/shadow\n", false},
+		{"reports: [a]\n", true},
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(tt.doc), &n); err != nil {
+			t.Fatal(err)
+		}
+		err := roots.Check(spec, n.Content[0], "provider.params")
+		var fe *config.FieldError
+		if tt.ok != (err == nil) || err != nil && (!errors.As(err, &fe) || fe.Field != "provider.params.snmp.communityFile" || fe.Line != 2) {
+			t.Errorf("%q: Check = %v (%+v), want ok=%v", tt.doc, err, fe, tt.ok)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -25,7 +26,8 @@ type ParamSpec struct {
 	RequestKeys []string
 	// Paths maps the keys that name a file to how it is used: "read" or
 	// "write" (from the `path` tag); Paths.Check keeps them below the
-	// operator's roots.
+	// operator's roots. A key inside a nested struct is dotted
+	// ("snmp.communityFile").
 	Paths map[string]string
 	// Check, when set, vets the value of a request key that is allowed
 	// only for some values (the sim provider's model: a bundled name, not
@@ -65,14 +67,40 @@ func specFields(t reflect.Type, all bool, s *ParamSpec) {
 		}
 		req := isRequestKey(f, all)
 		s.Keys = append(s.Keys, name)
-		if mode := f.Tag.Get("path"); mode != "" {
-			if s.Paths == nil {
-				s.Paths = map[string]string{}
-			}
-			s.Paths[name] = mode
-		}
+		pathFields(f, name, s)
 		if req {
 			s.RequestKeys = append(s.RequestKeys, name)
+		}
+	}
+}
+
+// pathFields records in s.Paths the file that field f (key name) names,
+// and those of the fields of a struct it holds, under dotted keys.
+func pathFields(f reflect.StructField, name string, s *ParamSpec) {
+	if mode := f.Tag.Get("path"); mode != "" {
+		if s.Paths == nil {
+			s.Paths = map[string]string{}
+		}
+		s.Paths[name] = mode
+	}
+	t := f.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	// Only the project's own settings structs hold keys (a yaml.Node,
+	// say, points to itself); depth bounds any other cycle.
+	if t.Kind() != reflect.Struct || !strings.HasPrefix(t.PkgPath(), "github.com/toposcope/toposcope/") || strings.Count(name, ".") > 4 {
+		return
+	}
+	for i := range t.NumField() {
+		sub := t.Field(i)
+		key, inline, ok := yamlKey(sub)
+		switch {
+		case !ok:
+		case inline:
+			pathFields(sub, name, s)
+		default:
+			pathFields(sub, name+"."+key, s)
 		}
 	}
 }
