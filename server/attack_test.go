@@ -341,3 +341,42 @@ func TestAttackStoreDatabaseKeys(t *testing.T) {
 		t.Errorf("the service no longer reads its own database: %v", err)
 	}
 }
+
+// TestAttackCredentialAndCommandKeys: the keys that name a credential
+// file, an output file or a command (the lldp provider's snmp, with its
+// communityFile and passphrase files; the instances engine's output; the
+// slurm engine's versionCommand) are the operator's: with those plugins
+// configured, a request that sets any of them is refused with 403 naming
+// the key, and nothing is read, written or run.
+func TestAttackCredentialAndCommandKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	canary := filepath.Join(dir, "canary")
+	s := newStack(t, stackOpts{publish: true, provider: "lldp",
+		params:  "{reports: [{node: gpu-001, gpus: 8, lldp: [{interface: eth0, chassisID: 'aa:bb:cc:00:00:01', sysName: leaf1, portID: swp1}]}]}",
+		engines: "[{name: slurm, params: {output: " + filepath.Join(dir, "topology.conf") + "}}, {name: instances, params: {output: " + filepath.Join(dir, "instances.json") + "}}]"})
+	run := fmt.Sprintf(`["/bin/sh","-c","touch %s"]`, canary)
+	for _, tt := range []struct{ body, field string }{
+		{`{"provider":{"name":"lldp","params":{"snmp":{"communityFile":"/etc/shadow","networks":["0.0.0.0/0"]}}},"engine":{"name":"slurm"}}`, "provider.params.snmp"},
+		{`{"provider":{"name":"lldp","params":{"snmp":{"version":"3","user":"u","authPassphraseFile":"/etc/shadow","privPassphraseFile":"/etc/shadow","addresses":{"leaf1":"127.0.0.1"}}}},"engine":{"name":"slurm"}}`, "provider.params.snmp"},
+		{`{"provider":{"name":"lldp"},"engine":{"name":"instances","params":{"output":"` + canary + `"}}}`, "engine.params.output"},
+		{`{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"versionCommand":` + run + `,"slurmVersion":"auto"}}}`, "engine.params.versionCommand"},
+		{`{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"versionCommand":"touch ` + canary + `"}}}`, "engine.params.versionCommand"},
+	} {
+		w := s.do(http.MethodPost, "/v1/generate", tt.body)
+		if w.Code != http.StatusForbidden || errorOf(t, w).Field != tt.field {
+			t.Errorf("%s = %d %s, want 403 on %s", tt.body, w.Code, w.Body, tt.field)
+		}
+		if strings.Contains(w.Body.String(), "root:") {
+			t.Errorf("%s: the answer quotes a file", tt.body)
+		}
+	}
+	// Their request keys are taken.
+	if w := s.do(http.MethodPost, "/v1/generate", `{"provider":{"name":"lldp","params":{"maxAge":"5m"}},"engine":{"name":"instances","params":{"domainLabels":false}}}`); w.Code != http.StatusAccepted {
+		t.Errorf("request keys of lldp and instances = %d %s, want 202", w.Code, w.Body)
+	}
+	s.reqs.Close()
+	if _, err := os.Stat(canary); !os.IsNotExist(err) {
+		t.Fatalf("the canary exists (%v): a request ran a command or wrote a file", err)
+	}
+}
