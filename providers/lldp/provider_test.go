@@ -202,3 +202,22 @@ func TestConfigNamesTheField(t *testing.T) {
 		t.Error("New with an absent community file: no error")
 	}
 }
+
+// TestOthersHostReport: a GPU host's lldpcli output that another project
+// saved (neighbor/testdata, "Saved by others": four SONiC leaves and a
+// storage switch) passes the agents' checks as a report and places the
+// host under one leaf group of its switches.
+func TestOthersHostReport(t *testing.T) {
+	t.Parallel()
+	reports, err := consumertest.SavedReports(filepath.Join("neighbor", "testdata"), []string{"unifabric-sonic-4rail-json0"}, func(string) string { return "gpu-07" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, logs, err := discoverSaved(t, nil, nil, reports)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, logs)
+	}
+	if got := paths(g)["gpu-07"]; got != "LEAF01+LEAF02+LEAF03+LEAF04+StorageSW" {
+		t.Errorf("gpu-07 under %q", got)
+	}
+}

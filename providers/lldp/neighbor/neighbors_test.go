@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,8 +160,9 @@ func TestParseSavedOutputs(t *testing.T) {
 // FuzzParse: no output panics the parser, and what it keeps has
 // IDs and bounded values.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"json0-one", "json0-two", "json-one", "json-two"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "lldpd-1.0.16-"+name+".json"))
+	for _, name := range []string{"lldpd-1.0.16-json0-one", "lldpd-1.0.16-json0-two", "lldpd-1.0.16-json-one", "lldpd-1.0.16-json-two",
+		"unifabric-h3c-and-hosts-json0", "unifabric-sonic-4rail-json0"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -180,4 +182,72 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseOthersOutputs reads lldpcli outputs that another project saved
+// from its own hosts (testdata/SOURCE.md, "Saved by others"): an H3C
+// Comware switch and hosts running lldpd, and a GPU host on four SONiC
+// leaves; as saved, and with a byte-order mark, a prompt and CRLFs.
+func TestParseOthersOutputs(t *testing.T) {
+	t.Parallel()
+	type row struct{ iface, chassis, sysName, portID, caps string }
+	tests := []struct {
+		file string
+		want []row
+	}{
+		{"unifabric-h3c-and-hosts-json0.json", []row{
+			{"enp129s0f0", "58:c7:ac:5f:2d:2c", "DaoCloud_ShangPu_H3C_D01_AccessSwitch", "GigabitEthernet1/0/17", "bridge,router"},
+			{"enp5s0f0np0", "ac:1f:6b:25:86:64", "10-20-1-50", "e8:eb:d3:93:ae:10", "bridge,router"},
+			{"enp11s0f0np0", "ac:1f:6b:25:86:64", "10-20-1-50", "b8:3f:d2:9f:09:42", "bridge,router"},
+		}},
+		{"unifabric-sonic-4rail-json0.json", []row{
+			{"ens1np0", "70:06:92:6e:32:64", "StorageSW", "Ethernet120", "bridge,router"},
+			{"ens841np0", "70:06:92:6e:32:1c", "LEAF03", "Ethernet184", "bridge,router"},
+			{"ens842np0", "70:06:92:6e:34:5c", "LEAF04", "Ethernet184", "bridge,router"},
+			{"ens110np0", "70:06:92:6e:34:80", "LEAF02", "Ethernet184", "bridge,router"},
+			{"ens108np0", "70:06:92:6e:33:18", "LEAF01", "Ethernet184", "bridge,router"},
+		}},
+	}
+	variants := map[string]func([]byte) []byte{
+		"as saved": func(b []byte) []byte { return b },
+		"BOM":      func(b []byte) []byte { return append([]byte("\xef\xbb\xbf"), b...) },
+		"prompt":   func(b []byte) []byte { return append([]byte("admin@gpu-07:~$ sudo lldpcli -f json0 show neighbors\n"), b...) },
+		"CRLF":     func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) },
+	}
+	for _, tt := range tests {
+		data, err := os.ReadFile(filepath.Join("testdata", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range variants {
+			got, warnings, err := neighbor.Parse(v(data))
+			if err != nil || len(warnings) > 0 {
+				t.Fatalf("%s (%s): %v %v", tt.file, name, err, warnings)
+			}
+			var rows []row
+			for _, n := range got {
+				rows = append(rows, row{n.Interface, n.ChassisID, n.SysName, n.PortID, strings.Join(n.Capabilities, ",")})
+			}
+			slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.iface, b.iface) })
+			want := slices.Clone(tt.want)
+			slices.SortFunc(want, func(a, b row) int { return strings.Compare(a.iface, b.iface) })
+			if !slices.Equal(rows, want) {
+				t.Errorf("%s (%s):\n got %+v\nwant %+v", tt.file, name, rows, want)
+			}
+		}
+	}
+	// The 4-rail host: its RDMA NICs' leaves form one group of four.
+	data, err := os.ReadFile(filepath.Join("testdata", "unifabric-sonic-4rail-json0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, _, err := neighbor.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns = slices.DeleteFunc(ns, func(n neighbor.Neighbor) bool { return n.SysName == "StorageSW" })
+	g := neighbor.Leaves(map[string][]neighbor.Neighbor{"gpu-07": ns})["gpu-07"]
+	if g == nil || g.Name != "LEAF01+LEAF02+LEAF03+LEAF04" {
+		t.Errorf("leaf group %+v, want LEAF01+LEAF02+LEAF03+LEAF04", g)
+	}
 }
