@@ -43,12 +43,9 @@ const maxSimulatedMessage = 1024
 // request, are dropped. Nothing is simulated when the codes are the
 // normal ones (202, 200).
 func takeSimulation(req *GenerateRequest) error {
-	if len(req.Provider.Params) == 0 {
-		return nil
-	}
-	params := map[string]json.RawMessage{}
-	if err := json.Unmarshal(req.Provider.Params, &params); err != nil {
-		return badRequest("provider.params", "must be an object")
+	params, err := takeParams(&req.Provider, "generateResponseCode", "topologyResponseCode", "errorMessage", "testcaseName", "description")
+	if err != nil {
+		return err
 	}
 	s := Simulation{Generate: 202, Topology: 200}
 	codes := []struct {
@@ -76,19 +73,8 @@ func takeSimulation(req *GenerateRequest) error {
 			return badRequest("provider.params.errorMessage", "must be a string of at most %d bytes", maxSimulatedMessage)
 		}
 	}
-	for _, k := range []string{"generateResponseCode", "topologyResponseCode", "errorMessage", "testcaseName", "description"} {
-		delete(params, k)
-	}
 	if s.Generate != 202 || s.Topology != 200 {
 		req.Simulate = &s
-	}
-	req.Provider.Params = nil
-	if len(params) > 0 {
-		canon, err := json.Marshal(params)
-		if err != nil {
-			return badRequest("provider.params", "cannot be encoded: %w", err)
-		}
-		req.Provider.Params = canon
 	}
 	return nil
 }

@@ -109,14 +109,11 @@ func jsonType(v any) string {
 // req's provider parameters: into req.TrimTiers where the provider takes
 // it, nowhere where Topograph's provider ignores it.
 func takeTrimTiers(req *GenerateRequest, rule trimRule) error {
-	if len(req.Provider.Params) == 0 {
-		return nil
+	taken, err := takeParams(&req.Provider, "trimTiers")
+	if err != nil {
+		return err
 	}
-	params := map[string]json.RawMessage{}
-	if err := json.Unmarshal(req.Provider.Params, &params); err != nil {
-		return badRequest("provider.params", "must be an object")
-	}
-	raw, ok := params["trimTiers"]
+	raw, ok := taken["trimTiers"]
 	if !ok {
 		return nil
 	}
@@ -137,16 +134,38 @@ func takeTrimTiers(req *GenerateRequest, rule trimRule) error {
 	if rule != trimIgnored {
 		req.TrimTiers = max(n, 0)
 	}
-	delete(params, "trimTiers")
-	req.Provider.Params = nil
+	return nil
+}
+
+// takeParams removes keys from pl's parameters (canonical JSON again
+// afterwards) and returns the values of those it had.
+func takeParams(pl *Plugin, keys ...string) (map[string]json.RawMessage, error) {
+	if len(pl.Params) == 0 {
+		return nil, nil
+	}
+	params := map[string]json.RawMessage{}
+	if err := json.Unmarshal(pl.Params, &params); err != nil {
+		return nil, badRequest("provider.params", "must be an object")
+	}
+	taken := map[string]json.RawMessage{}
+	for _, k := range keys {
+		if v, ok := params[k]; ok {
+			taken[k] = v
+			delete(params, k)
+		}
+	}
+	if len(taken) == 0 {
+		return nil, nil
+	}
+	pl.Params = nil
 	if len(params) > 0 {
 		canon, err := json.Marshal(params) // sorted keys, compact
 		if err != nil {
-			return badRequest("provider.params", "cannot be encoded: %w", err)
+			return nil, badRequest("provider.params", "cannot be encoded: %w", err)
 		}
-		req.Provider.Params = canon
+		pl.Params = canon
 	}
-	return nil
+	return taken, nil
 }
 
 // maxTrimTiers bounds trimTiers where Topograph takes any integer: no
