@@ -211,8 +211,10 @@ func TestParseOthersOutputs(t *testing.T) {
 	variants := map[string]func([]byte) []byte{
 		"as saved": func(b []byte) []byte { return b },
 		"BOM":      func(b []byte) []byte { return append([]byte("\xef\xbb\xbf"), b...) },
-		"prompt":   func(b []byte) []byte { return append([]byte("admin@gpu-07:~$ sudo lldpcli -f json0 show neighbors\n"), b...) },
-		"CRLF":     func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) },
+		"prompt": func(b []byte) []byte {
+			return append([]byte("admin@gpu-07:~$ sudo lldpcli -f json0 show neighbors\n"), b...)
+		},
+		"CRLF": func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) },
 	}
 	for _, tt := range tests {
 		data, err := os.ReadFile(filepath.Join("testdata", tt.file))
