@@ -183,14 +183,11 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	if len(want) == 0 && e.cfg.Cleanup {
 		return res, fmt.Errorf("%s: %w: the graph places none of the selected nodes; the existing objects are kept", Name, kube.ErrRefused)
 	}
-	owned := func(known map[string]bool) func(string) bool {
-		return func(name string) bool {
+	features := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace, PageSize: e.cfg.PageSize,
+		Prune: e.cfg.Cleanup, Owns: func(name string) bool { // the object of a node the graph no longer holds
 			node, ok := strings.CutPrefix(name, objectPrefix)
 			return ok && !known[node]
-		}
-	}
-	features := kube.Objects{Dyn: e.dyn, Resource: Resource, Kind: "NodeFeature", Namespace: e.cfg.Namespace, PageSize: e.cfg.PageSize,
-		Prune: e.cfg.Cleanup, Owns: owned(known)}
+		}}
 	plans := make([]*kube.ObjectPlan, 0, 2)
 	fp, err := features.Plan(ctx, want, res)
 	if err != nil {
@@ -199,7 +196,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	plans = append(plans, fp)
 	if e.cfg.Groups {
 		groups := kube.Objects{Dyn: e.dyn, Resource: GroupResource, Kind: "NodeFeatureGroup", Namespace: e.cfg.Namespace, PageSize: e.cfg.PageSize,
-			Prune: e.cfg.Cleanup, Owns: owned(nil)}
+			Prune: e.cfg.Cleanup, Owns: func(name string) bool { return strings.HasPrefix(name, objectPrefix) }}
 		gp, err := groups.Plan(ctx, e.groups(g, placed), res)
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", Name, err)
