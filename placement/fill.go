@@ -9,9 +9,9 @@ import (
 func (p *planner) fill(g group, swCap []int) []int {
 	takes := make([]int, len(p.c.nodes))
 	switch g.kind {
-	case 'd':
+	case domainGroup:
 		p.fillNodes(p.c.domains[g.idx], p.need, takes)
-	case 's':
+	case switchGroup:
 		p.fillSwitch(g.idx, p.need, swCap, takes)
 	default:
 		var roots, loose []int

@@ -44,25 +44,25 @@ func (p *planner) victimOrder(hold []holding, limit int64) []holding {
 // groupName names a candidate group.
 func (c *Cluster) groupName(g group) string {
 	switch g.kind {
-	case 'd':
-		return "domain " + c.domainID[g.idx]
-	case 's':
-		return "switch " + c.switches[g.idx].id
+	case domainGroup:
+		return g.kind.String() + " " + c.domainID[g.idx]
+	case switchGroup:
+		return g.kind.String() + " " + c.switches[g.idx].id
 	}
-	return "cluster"
+	return g.kind.String()
 }
 
 // groupTotal returns the GPUs of a candidate group: a domain's, a
 // switch's, or the cluster's.
 func (p *planner) groupTotal(g group) int {
 	switch g.kind {
-	case 'd':
+	case domainGroup:
 		total := 0
 		for _, ni := range p.c.domains[g.idx] {
 			total += p.c.nodes[ni].gpus
 		}
 		return total
-	case 's':
+	case switchGroup:
 		return p.c.swTotal[g.idx]
 	}
 	return p.c.gpus
