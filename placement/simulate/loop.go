@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // running is a started job, ordered by end time in a heap. An entry
@@ -202,109 +201,6 @@ func (r *replayer) finishDue(t float64) (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-// schedule tries the first depth queued jobs at t.
-func (r *replayer) schedule(t float64) error {
-	s, jobs := r.s, r.jobs
-	kept := r.queue[:0]
-	shadow, reserved, known := math.Inf(1), -1, false
-	var resv []bool // with concrete reservations, the head job's nodes
-	for qi, ji := range r.queue {
-		if qi >= r.depth {
-			kept = append(kept, r.queue[qi:]...)
-			break
-		}
-		j, sh := &jobs[ji], r.shapes[ji]
-		var takes []take
-		var victims []int
-		fits, held := s.fits(sh), false
-		if reserved >= 0 && (fits || r.pre != nil) {
-			if !known {
-				if r.concrete {
-					shadow, resv = s.reservation(r.liveRuns(), r.shapes[reserved])
-				} else {
-					shadow = s.shadow(r.liveRuns(), r.shapes[reserved])
-				}
-				known = true
-			}
-			// It would delay the oldest waiting job, whether it starts
-			// on free GPUs or by preemption; with concrete reservations
-			// only if it took one of the nodes reserved for that job, so
-			// it looks for room on the others.
-			held = t+r.left[ji] > shadow
-			fits = fits && (!held || resv != nil)
-		}
-		if fits {
-			var err error
-			if held {
-				takes, err = r.chooseAvoiding(j, sh, t, resv)
-			} else {
-				takes, err = r.pol.choose(s, j, sh, t)
-			}
-			if err != nil {
-				return err
-			}
-			if held && touches(takes, resv) {
-				return fmt.Errorf("simulate: policy %s takes nodes reserved for job %d", r.name, jobs[reserved].ID)
-			}
-		}
-		if takes == nil && !held && r.pre != nil && j.MinRuntime > 0 {
-			var err error
-			if takes, victims, err = r.pre.preempt(s, j, sh, t); err != nil {
-				return err
-			}
-		}
-		if takes == nil && reserved < 0 && !held && r.defragAfter > 0 {
-			started, head, err := r.defragment(ji, t)
-			if err != nil {
-				return err
-			}
-			if started {
-				known = false
-				continue
-			}
-			if !math.IsNaN(head) && !r.concrete {
-				// This job becomes the reserved one, on the state
-				// defragPays saw: its shadow is already known.
-				shadow, known = head, true
-			}
-		}
-		if takes == nil && r.fifo {
-			kept = append(kept, r.queue[qi:]...)
-			break
-		}
-		if takes == nil {
-			kept = append(kept, ji)
-			if reserved < 0 {
-				reserved = ji
-			}
-			continue
-		}
-		for _, id := range victims {
-			v, ok := r.byID[id]
-			if !ok {
-				return fmt.Errorf("simulate: policy %s preempts job %d, which is not in the trace", r.name, id)
-			}
-			if err := r.preemptJob(v, t); err != nil {
-				return err
-			}
-			known = false // GPUs came free: the reservation may move
-		}
-		if err := r.start(ji, takes, t); err != nil {
-			return err
-		}
-	}
-	r.queue = kept
-	r.sorted = len(kept) // in queue order: only jobs added after it may be out of place
-	if len(r.requeued) > 0 {
-		r.queue = append(r.queue, r.requeued...)
-		r.requeued = r.requeued[:0]
-		if r.order == nil {
-			slices.Sort(r.queue) // submit order; the fair-share order sorts at the next event
-		}
-	}
-	return nil
 }
 
 // start runs job ji on takes from t.

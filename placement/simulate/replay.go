@@ -67,6 +67,9 @@ type Options struct {
 	// Progress, if set, is called after each event time with the number
 	// of jobs started so far and the number of jobs.
 	Progress func(started, total int)
+	// Samples, when positive, makes Report.Series hold the figures over
+	// time at that many points (at most MaxSamples); 0 records none.
+	Samples int
 }
 
 // Queue orders (Options.Order).
@@ -131,16 +134,9 @@ type outcome struct {
 // Run replays jobs (in submit order, as ParseTrace returns them) on g
 // under one policy and reports the result.
 func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, error) {
-	if o.Within == "" {
-		o.Within = placement.ScopeLeaf
-	}
-	within := o.Within
-	switch within {
-	case placement.ScopeLeaf, placement.ScopeDomain:
-	case ScopeNone:
-		within = placement.ScopeNone
-	default:
-		return nil, fmt.Errorf("%w: within %q: want leaf, domain or none", ErrScenario, o.Within)
+	within, err := withinScope(&o)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkJobs(jobs); err != nil {
 		return nil, err
@@ -149,101 +145,42 @@ func Run(g *topology.Graph, jobs []Job, policy string, o Options) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	accounts := accountsOf(jobs)
-	tree := o.Tree
-	if tree == nil {
-		tree = placement.EqualTree(accounts)
+	tree, err := budgetTree(o.Tree, jobs)
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range accounts {
-		if _, ok := tree.Lookup(a); !ok {
-			return nil, fmt.Errorf("%w: account %q of the trace has no budget", ErrScenario, a)
-		}
-	}
-	if slices.ContainsFunc(jobs, func(j Job) bool { return j.Debug }) {
-		// Debug work is protected at most the planner's DebugMinRuntime.
-		limit := placement.DefaultConfig().DebugMinRuntime.Seconds()
-		jobs = slices.Clone(jobs)
-		for i := range jobs {
-			if jobs[i].Debug {
-				jobs[i].MinRuntime = min(jobs[i].MinRuntime, limit)
-			}
-		}
-	}
+	jobs = capDebug(jobs)
 	var usage *windowUsage // what the fair-share order and preemption rank by
 	if o.Order == OrderFairShare || o.Preempt {
 		usage = newWindowUsage(tree, jobs)
 	}
-	var pol chooser
-	switch policy {
-	case PolicyToposcope:
-		var own *windowUsage
-		if o.Preempt {
-			own = usage
-		}
-		if pol, err = newToposcope(s, tree, own); err != nil {
-			return nil, err
-		}
-	case PolicyFirstFit:
-		pol = firstFit{}
-	case PolicyBestFit:
-		pol = bestFit{}
-	case PolicySlurmTree:
-		pol = slurmTree{}
-	default:
-		return nil, fmt.Errorf("%w: policy %q: want one of %v", ErrScenario, policy, Policies())
+	pol, err := newPolicy(s, policy, tree, usage, o.Preempt)
+	if err != nil {
+		return nil, err
 	}
-	shapes := make([]shape, len(jobs))
-	byGPUs := map[int]shape{}
-	for i := range jobs {
-		sh, ok := byGPUs[jobs[i].GPUs]
-		if !ok {
-			sh = s.shapeOf(jobs[i].GPUs)
-			if s.capacity(s.order, sh.per, true) < sh.pods {
-				return nil, fmt.Errorf("%w: job %d asks for %d GPUs; the cluster has %d", ErrScenario, jobs[i].ID, jobs[i].GPUs, s.gpus)
-			}
-			byGPUs[jobs[i].GPUs] = sh
-		}
-		shapes[i] = sh
+	shapes, err := shapesOf(s, jobs)
+	if err != nil {
+		return nil, err
 	}
-	if o.BackfillDepth <= 0 {
-		o.BackfillDepth = 500
-	}
-	var order *fairOrder
-	switch o.Order {
-	case "", OrderSubmit:
-		o.Order = OrderSubmit
-	case OrderFairShare:
-		order = newFairOrder(tree, usage)
-	default:
-		return nil, fmt.Errorf("%w: order %q: want %s or %s", ErrScenario, o.Order, OrderSubmit, OrderFairShare)
+	order, err := queueOrder(&o, tree, usage)
+	if err != nil {
+		return nil, err
 	}
 	rp, err := newReplayer(s, jobs, shapes, pol, policy, usage)
 	if err != nil {
 		return nil, err
 	}
-	rp.depth, rp.fifo, rp.order = o.BackfillDepth, o.FIFO, order
-	switch o.Reserve {
-	case "", ReserveCount:
-	case ReserveNodes:
-		rp.concrete = true
-	default:
-		return nil, fmt.Errorf("%w: reserve %q: want %s or %s", ErrScenario, o.Reserve, ReserveCount, ReserveNodes)
-	}
-	if o.Preempt {
-		rp.pre, _ = pol.(preempter)
-	}
-	if o.DefragAfter > 0 && policy == PolicyToposcope {
-		rp.defragAfter = o.DefragAfter
-	}
-	if rp.pre != nil || rp.defragAfter > 0 {
-		cfg := placement.DefaultConfig()
-		rp.checkpoint, rp.protectCap = cfg.CheckpointInterval.Seconds(), cfg.MinRuntimeCap.Seconds()
+	if err := rp.configure(o, order); err != nil {
+		return nil, err
 	}
 	if err := rp.run(o.Progress); err != nil {
 		return nil, err
 	}
 	r := report(s, rp, policy, tree)
 	r.Order, r.Preempt, r.DefragAfterSeconds = o.Order, rp.pre != nil, rp.defragAfter
+	if o.Samples > 0 {
+		r.Series = series(s, rp, tree, o.Samples)
+	}
 	return r, nil
 }
 
