@@ -2,7 +2,8 @@
 # install-slurm.sh — install everything the Slurm tests (testenv/slurmtest) need.
 #
 # On a fresh Debian bookworm machine (root, with Go, gcc and git) this:
-#   1. installs the host packages slurmctld, slurmd, slurm-client, munge, slurmdbd, mariadb-server
+#   1. installs the host packages slurmctld, slurmd, slurm-client, slurmrestd (the REST API,
+#      read with JWT by internal/slurmrest), munge, slurmdbd, mariadb-server
 #      and debootstrap (Slurm 22.05: topology/tree, jobs that run for the ledger source, and the
 #      accounting database that `sacctmgr load` of the budgets tree is checked against; the tests
 #      run their own mariadbd and slurmdbd, the packages' services are not used), running
@@ -34,7 +35,7 @@ readonly CHROOTS=(
 	"trixie 24.11 - apt:slurmctld,systemd-standalone-sysusers"
 	"forky 26.05 sid include:slurmctld,slurm-client"
 )
-readonly HOST_PKGS=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server debootstrap)
+readonly HOST_PKGS=(slurmctld slurmd slurm-client slurmrestd munge slurmdbd mariadb-server debootstrap)
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 LOG_NAME=install-slurm
@@ -76,8 +77,8 @@ install_host_packages() {
 	for p in "${HOST_PKGS[@]}"; do
 		pkg_installed "$p" || die "package $p is still not installed after apt-get install"
 	done
-	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd && -x /usr/bin/scontrol && -x /usr/bin/squeue ]] ||
-		die "slurmctld/slurmd/scontrol/squeue not found after installing the packages"
+	[[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd && -x /usr/sbin/slurmrestd && -x /usr/bin/scontrol && -x /usr/bin/squeue ]] ||
+		die "slurmctld/slurmd/slurmrestd/scontrol/squeue not found after installing the packages"
 }
 
 # ---------------------------------------------------------------------------------------

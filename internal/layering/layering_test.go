@@ -27,10 +27,12 @@ var rules = map[string]layer{
 	"internal/atomicfile":    {0, "lib"},
 	"internal/bounded":       {0, "lib"},
 	"internal/httpretry":     {0, "lib"},
+	"internal/slurmrest":     {0, "lib"},
 	"internal/config":        {0, "lib"},
 	"internal/kubeclient":    {0, "lib"},
 	"internal/layering":      {0, "lib"},
 	"internal/progress":      {0, "lib"},
+	"internal/registry":      {0, "lib"},
 	"internal/strictjson":    {0, "lib"},
 	"testenv":                {2, "testenv"},
 	"testenv/consumertest":   {3, "testenv"}, // builds fabrics with the engines and providers

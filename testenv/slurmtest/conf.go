@@ -38,6 +38,12 @@ type Options struct {
 	// accounts in, with multifactor priority, so that sshare shows fair
 	// share; only V2205.
 	DBD *DBD
+	// JWT turns on Slurm's JSON Web Token authentication beside the
+	// normal one (AuthAltTypes=auth/jwt with a fresh HS256 key), so that
+	// [Controller.Token] issues tokens and [Controller.StartRESTD] runs a
+	// slurmrestd that accepts them; only V2205 (the chroots have no
+	// slurmrestd).
+	JWT bool
 }
 
 // Partition is one PartitionName line.
@@ -85,6 +91,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.DBD != nil && o.Version != V2205 {
 		return o, fmt.Errorf("slurmtest: slurmdbd runs only with %s", V2205)
+	}
+	if o.JWT && o.Version != V2205 {
+		return o, fmt.Errorf("slurmtest: JWT and slurmrestd run only with %s", V2205)
 	}
 	if o.Slurmd && o.Version != V2205 {
 		return o, fmt.Errorf("slurmtest: slurmd runs only with %s (the %s chroot has none)", V2205, o.Version)
@@ -173,6 +182,12 @@ ReturnToService=2
 	if o.Plugin != PluginYAML {
 		fmt.Fprintf(&b, "TopologyPlugin=%s\n", o.Plugin)
 	}
+	if o.JWT {
+		if err := writeKey(d.hostPath(jwtKeyFile), 32); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "AuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key=%s\n", d.innerPath(jwtKeyFile))
+	}
 	if o.DBD != nil {
 		b.WriteString(o.DBD.accountingLines())
 		b.WriteString("PriorityType=priority/multifactor\n")
@@ -206,13 +221,22 @@ ReturnToService=2
 		return fmt.Errorf("slurmtest: %w", err)
 	}
 	if o.Version != V2205 {
-		key := make([]byte, 1024)
-		if _, err := rand.Read(key); err != nil {
-			return fmt.Errorf("slurmtest: slurm.key: %w", err)
-		}
-		if err := os.WriteFile(d.hostPath("slurm.key"), key, 0o600); err != nil {
-			return fmt.Errorf("slurmtest: %w", err)
-		}
+		return writeKey(d.hostPath("slurm.key"), 1024)
+	}
+	return nil
+}
+
+// jwtKeyFile is the HS256 key of auth/jwt, beside slurm.conf.
+const jwtKeyFile = "jwt.key"
+
+// writeKey writes n random bytes to path, readable by its owner only.
+func writeKey(path string, n int) error {
+	key := make([]byte, n)
+	if _, err := rand.Read(key); err != nil {
+		return fmt.Errorf("slurmtest: %s: %w", filepath.Base(path), err)
+	}
+	if err := os.WriteFile(path, key, 0o600); err != nil {
+		return fmt.Errorf("slurmtest: %w", err)
 	}
 	return nil
 }
