@@ -160,6 +160,8 @@ func (h *handlers) routes(r *gin.Engine) {
 	v1.GET("/domains", read, h.domains)
 	v1.GET("/tree", read, h.tree)
 	v1.GET("/heatmap", read, h.heatmap)
+	v1.GET("/fabric", read, h.fabric)
+	v1.GET("/fabric/occupancy", read, h.fabricOccupancy)
 	v1.GET("/find", read, h.find)
 	v1.GET("/render/:engine", read, h.render)
 	v1.GET("/snapshots", read, h.snapshots)
