@@ -87,6 +87,9 @@ type Report struct {
 	Defragmentations   int     `json:"defragmentations"`
 	// Starts is each job's first start, in seconds, by job ID.
 	Starts []float64 `json:"-"`
+	// Series are the figures over time for plotting, when
+	// Options.Samples asked for them.
+	Series *Series `json:"series,omitempty"`
 }
 
 // AccountReport is one account's owed and delivered GPU-hours.
