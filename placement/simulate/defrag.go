@@ -40,6 +40,25 @@ func (r *replayer) defragment(ji int, t float64) (started bool, shadow float64, 
 	if !sh.wholeNodes || t-j.Submit < r.defragAfter {
 		return false, math.NaN(), nil
 	}
+	costs, smallest := r.leafGPUs()
+	if j.GPUs < smallest {
+		return false, math.NaN(), nil // not a job that needs a whole leaf
+	}
+	r.chargeLeaves(costs, j, t)
+	victims, have := r.cheapestLeaves(costs, j, sh)
+	if have < j.GPUs || len(victims) == 0 || !r.fitsWithout(victims, sh) {
+		return false, math.NaN(), nil
+	}
+	if pays, shadow := r.defragPays(j, sh, victims, t); !pays {
+		return false, shadow, nil
+	}
+	started, err = r.startFreed(ji, victims, t)
+	return started, math.NaN(), err
+}
+
+// leafGPUs returns, per switch, a leaf's GPUs as a freeable leafCost,
+// and the fewest GPUs of a leaf.
+func (r *replayer) leafGPUs() ([]leafCost, int) {
 	s := r.s
 	costs := make([]leafCost, len(s.switches))
 	smallest := math.MaxInt
@@ -50,9 +69,13 @@ func (r *replayer) defragment(ji int, t float64) (started bool, shadow float64, 
 		}
 		smallest = min(smallest, costs[l].gpus)
 	}
-	if j.GPUs < smallest {
-		return false, math.NaN(), nil // not a job that needs a whole leaf
-	}
+	return costs, smallest
+}
+
+// chargeLeaves adds each running job to the cost of the leaves it runs
+// on: as a victim with the GPU-seconds it would lose at t, or, when it
+// may not move for job j, by making them not freeable.
+func (r *replayer) chargeLeaves(costs []leafCost, j *Job, t float64) {
 	var touched []int
 	for v, si := range r.cur {
 		if si < 0 {
@@ -64,12 +87,7 @@ func (r *replayer) defragment(ji int, t float64) (started bool, shadow float64, 
 		// stopped to start it.
 		movable := job.Resumable && ran >= min(job.MinRuntime, r.protectCap) && job.GPUs < j.GPUs
 		lost := float64(job.GPUs) * math.Mod(ran, r.checkpoint)
-		touched = touched[:0]
-		for _, tk := range r.runs[v].takes {
-			if l := s.nodes[tk.node].leaf; l >= 0 && !slices.Contains(touched, l) {
-				touched = append(touched, l)
-			}
-		}
+		touched = r.leavesOf(r.runs[v].takes, touched[:0])
 		for _, l := range touched {
 			c := &costs[l]
 			if !movable {
@@ -80,15 +98,30 @@ func (r *replayer) defragment(ji int, t float64) (started bool, shadow float64, 
 			c.victims = append(c.victims, v)
 		}
 	}
-	order := make([]int, 0, len(s.leaves))
-	for _, l := range s.leaves {
+}
+
+// leavesOf appends to leaves, once each, the leaf switches takes use.
+func (r *replayer) leavesOf(takes []take, leaves []int) []int {
+	for _, tk := range takes {
+		if l := r.s.nodes[tk.node].leaf; l >= 0 && !slices.Contains(leaves, l) {
+			leaves = append(leaves, l)
+		}
+	}
+	return leaves
+}
+
+// cheapestLeaves takes freeable leaves, those that lose the fewest
+// GPU-seconds first, until they hold job j of shape sh (a job confined to
+// one leaf only from leaves that hold it), and returns their victims and
+// their GPUs.
+func (r *replayer) cheapestLeaves(costs []leafCost, j *Job, sh shape) (victims []int, have int) {
+	order := make([]int, 0, len(r.s.leaves))
+	for _, l := range r.s.leaves {
 		if costs[l].freeable {
 			order = append(order, l)
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[a].lost, costs[b].lost) })
-	var victims []int
-	have := 0
 	for _, l := range order {
 		if have >= j.GPUs {
 			break
@@ -103,23 +136,23 @@ func (r *replayer) defragment(ji int, t float64) (started bool, shadow float64, 
 			}
 		}
 	}
-	if have < j.GPUs || len(victims) == 0 || !r.fitsWithout(victims, sh) {
-		return false, math.NaN(), nil
-	}
-	if pays, shadow := r.defragPays(j, sh, victims, t); !pays {
-		return false, shadow, nil
-	}
+	return victims, have
+}
+
+// startFreed preempts the victims and starts job ji at t if the policy
+// then finds it room, reporting whether it started.
+func (r *replayer) startFreed(ji int, victims []int, t float64) (bool, error) {
 	for _, v := range victims {
 		if err := r.preemptJob(v, t); err != nil {
-			return false, math.NaN(), err
+			return false, err
 		}
 	}
-	takes, err := r.pol.choose(s, j, sh, t)
+	takes, err := r.pol.choose(r.s, &r.jobs[ji], r.shapes[ji], t)
 	if err != nil || takes == nil {
-		return false, math.NaN(), err
+		return false, err
 	}
 	r.defrags++
-	return true, math.NaN(), r.start(ji, takes, t)
+	return true, r.start(ji, takes, t)
 }
 
 // fitsWithout reports whether shape sh would fit once the victims'
