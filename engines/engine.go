@@ -10,9 +10,7 @@ import (
 	"log/slog"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -112,21 +110,6 @@ func (d Deps) WithDefaults() Deps {
 	return d
 }
 
-// Factory describes one engine to the registry.
-type Factory struct {
-	// Name is the engine name used in configuration and on the CLI.
-	Name string
-	// Summary is a one-line description for `toposcope engines`.
-	Summary string
-	// New decodes params into the engine's typed configuration, validates
-	// it, and builds the engine. Field names in errors are prefixed with
-	// prefix.
-	New func(params *yaml.Node, prefix string, deps Deps) (Engine, error)
-	// Example is a parameter document that builds a working engine that
-	// needs no outside service, used by the conformance test and the docs.
-	Example string
-	// Params are the engine's parameter keys and which of them a REST
-	// request may set (config.SpecOf of its Config); a request that sets
-	// any other key is refused.
-	Params config.ParamSpec
-}
+// Factory describes one engine to the registry (internal/registry has
+// the meaning of each field).
+type Factory = registry.Factory[Engine, Deps]

@@ -7,29 +7,14 @@ import (
 	"log/slog"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/registry"
 )
 
 // SourceFactory builds one kind of ledger source from its YAML
-// parameters; the registry lists every one.
-type SourceFactory struct {
-	// Name is the source's name in the configuration file and in records.
-	Name string
-	// Summary is a one-line description.
-	Summary string
-	// New decodes and validates params (field errors under prefix) and
-	// builds the source.
-	New func(params *yaml.Node, prefix string, deps SourceDeps) (Source, error)
-	// Example is a parameter document that builds a working source with
-	// no outside service, used by the conformance test and the docs; empty
-	// when every source of the kind needs one (a Kubernetes cluster).
-	Example string
-	// Params are the source's parameter keys and defaults (config.SpecOf
-	// of its Config), for the configuration schema.
-	Params config.ParamSpec
-}
+// parameters; the registry lists every one (internal/registry has the
+// meaning of each field; Example is empty when every source of the kind
+// needs an outside service, a Kubernetes cluster).
+type SourceFactory = registry.Factory[Source, SourceDeps]
 
 // SourceDeps are what a source is built with.
 type SourceDeps struct {

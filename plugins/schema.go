@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/registry"
 )
 
 // SchemaID is the $id of the configuration schema: where the checked-in
@@ -10,38 +11,17 @@ const SchemaID = "https://raw.githubusercontent.com/toposcope/toposcope/main/doc
 
 // Choice is one plugin a configuration may name: its name, summary and
 // parameters.
-type Choice struct {
-	Name, Summary string
-	Params        config.ParamSpec
-}
+type Choice = registry.Choice
 
 // ProviderChoices returns the providers as Choices, in listing order.
-func (r *Registry) ProviderChoices() []Choice {
-	out := make([]Choice, 0, len(r.providers))
-	for _, f := range r.providers {
-		out = append(out, Choice{f.Name, f.Summary, f.Params})
-	}
-	return out
-}
+func (r *Registry) ProviderChoices() []Choice { return r.providers.Choices() }
 
 // EngineChoices returns the engines as Choices, in listing order.
-func (r *Registry) EngineChoices() []Choice {
-	out := make([]Choice, 0, len(r.engines))
-	for _, f := range r.engines {
-		out = append(out, Choice{f.Name, f.Summary, f.Params})
-	}
-	return out
-}
+func (r *Registry) EngineChoices() []Choice { return r.engines.Choices() }
 
 // LedgerSourceChoices returns the ledger sources as Choices, in listing
 // order.
-func (r *Registry) LedgerSourceChoices() []Choice {
-	out := make([]Choice, 0, len(r.sources))
-	for _, f := range r.sources {
-		out = append(out, Choice{f.Name, f.Summary, f.Params})
-	}
-	return out
-}
+func (r *Registry) LedgerSourceChoices() []Choice { return r.sources.Choices() }
 
 // ConfigSchema returns the JSON Schema (draft-07) of the configuration
 // file, generated from the typed configuration: the service sections

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -132,24 +133,11 @@ func (d Deps) WithDefaults() Deps {
 	return d
 }
 
-// Factory describes one provider to the registry.
-type Factory struct {
-	// Name is the provider name used in configuration and on the CLI.
-	Name string
-	// Summary is a one-line description for `toposcope providers`.
-	Summary string
-	// New decodes params (a YAML mapping; may be empty) into the
-	// provider's typed configuration, validates it, and builds the
-	// provider. Field names in errors are prefixed with prefix.
-	New func(params *yaml.Node, prefix string, deps Deps) (Provider, error)
-	// Example is a parameter document that builds a working provider with
-	// no outside service, used by the conformance test and the docs.
-	Example string
-	// Params are the provider's parameter keys and which of them a REST
-	// request may set (config.SpecOf of its Config); a request that sets
-	// any other key is refused.
-	Params config.ParamSpec
-}
+// Factory describes one provider to the registry (internal/registry
+// has the meaning of each field). A provider that reads Kubernetes
+// Nodes declares the label and annotation keys it reads in WatchKeys,
+// from its own constants.
+type Factory = registry.Factory[Provider, Deps]
 
 // Decoded is the body of every factory's New: it decodes params over cfg
 // (the plugin's defaults) strictly, builds the provider with build, and
