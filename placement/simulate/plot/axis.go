@@ -29,14 +29,15 @@ func (c *Chart) scales() (x, y scale) {
 	for _, r := range c.Refs {
 		yv = append(yv, r.Y)
 	}
-	x = axisScale(c.X, xv, plotLeft, plotRight)
-	y = axisScale(c.Y, yv, plotTop+plotHeight, plotTop)
+	x = axisScale(c.X, xv, plotLeft, plotRight, false)
+	y = axisScale(c.Y, yv, plotTop+plotHeight, plotTop, true)
 	return x, y
 }
 
 // axisScale is the scale of axis a over values, drawn from user unit
-// from to to.
-func axisScale(a Axis, values []float64, from, to float64) scale {
+// from to to; with widen, an axis bounded by its data ends on ticks
+// (the y axis), else at the data (the x axis, where time or waits end).
+func axisScale(a Axis, values []float64, from, to float64, widen bool) scale {
 	s := scale{lo: a.Min, hi: a.Max, from: from, to: to}
 	if len(a.Ticks) > 0 {
 		s.ticks = a.Ticks
@@ -66,10 +67,12 @@ func axisScale(a Axis, values []float64, from, to float64) scale {
 				s.hi = s.lo + 1
 			}
 		}
-		step := niceStep((s.hi - s.lo) / 5)
-		s.lo, s.hi = math.Floor(s.lo/step)*step, math.Ceil(s.hi/step)*step
+		if widen {
+			step := niceStep((s.hi - s.lo) / 6)
+			s.lo, s.hi = math.Floor(s.lo/step)*step, math.Ceil(s.hi/step)*step
+		}
 	}
-	step := niceStep((s.hi - s.lo) / 5)
+	step := niceStep((s.hi - s.lo) / 6)
 	for k := math.Ceil(s.lo/step - 1e-9); k*step <= s.hi+step*1e-9; k++ {
 		v := k * step
 		s.ticks = append(s.ticks, Tick{V: v, Label: tickLabel(v, step)})

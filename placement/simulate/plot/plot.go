@@ -46,8 +46,8 @@ type Axis struct {
 	// Label names the quantity and its unit, e.g. "wait (hours)".
 	Label string
 	// Min and Max bound the axis; when Max <= Min they come from the
-	// data, widened to the nearest ticks (from 0 when no value is
-	// negative).
+	// data (from 0 when no value is negative), the y axis widened to the
+	// nearest ticks.
 	Min, Max float64
 	// Ticks, when set, are the ticks to draw (for categories); else
 	// about five evenly spaced round values.

@@ -222,6 +222,32 @@ func TestTicks(t *testing.T) {
 	}
 }
 
+// TestTimeAxisEndsAtData: an x axis from the data ends at the last
+// value, not at the next round tick, so that a run of 10.6 days fills
+// the plot; its ticks are the round values inside.
+func TestTimeAxisEndsAtData(t *testing.T) {
+	t.Parallel()
+	c := &plot.Chart{ID: "c", Series: []plot.Series{{Name: "s", Points: []plot.Point{{0, 1}, {10.6, 2}}}}}
+	var b bytes.Buffer
+	if err := c.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	root := parse(t, b.Bytes())
+	var xs []string
+	for _, ax := range root.all(func(e *element) bool { return e.attrs["class"] == "axis x-axis" }) {
+		for _, tk := range ax.all(func(e *element) bool { return e.attrs["class"] == "tick" }) {
+			xs = append(xs, tk.text)
+		}
+	}
+	if got := strings.Join(xs, " "); got != "0 2 4 6 8 10" {
+		t.Errorf("x ticks %q", got)
+	}
+	// The last point is at the plot's right edge.
+	if !strings.Contains(b.String(), "L620 ") {
+		t.Errorf("the line does not reach the right edge:\n%s", b.String())
+	}
+}
+
 // TestInvalidChart: a chart without an ID or with a point that is not a
 // finite number is refused, naming the series.
 func TestInvalidChart(t *testing.T) {
