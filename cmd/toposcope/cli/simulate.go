@@ -19,7 +19,7 @@ import (
 
 // simulateOptions are the flags of toposcope simulate.
 type simulateOptions struct {
-	model, trace, writeTrace, budgets, within, order, scenario, reserve string
+	model, trace, writeTrace, budgets, within, order, scenario, reserve, html string
 	policies                                                            []string
 	synth                                                               simulate.SyntheticOptions
 	fifo, preempt                                                       bool
@@ -46,7 +46,8 @@ capped ratio Σ min(delivered, owed) / Σ owed (comparable with Ai2's
 published 98%). See docs/placement.md.`,
 		Example: `  toposcope simulate --model fat-tree-512 --jobs 5000 --max-gpus 1024 --interarrival 45 --seed 1
   toposcope simulate --model nvl72 --within domain --trace jobs.csv -o json
-  toposcope simulate --scenario venus --preempt --seed 2`,
+  toposcope simulate --scenario venus --preempt --seed 2
+  toposcope simulate --model fat-tree-512 --load 0.9 --html simulate.html`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.changed = cmd.Flags().Changed
@@ -64,6 +65,7 @@ published 98%). See docs/placement.md.`,
 	f.StringVar(&o.model, "model", "fat-tree-512", "bundled model name or model file")
 	f.StringVar(&o.trace, "trace", "", "CSV job trace (default: a synthetic trace from the flags below)")
 	f.StringVar(&o.writeTrace, "write-trace", "", "also write the replayed trace to this CSV file")
+	f.StringVar(&o.html, "html", "", "also write the comparison as a self-contained HTML file: the numbers beside SVG charts of the wait distribution, the largest jobs' waits, occupancy over time and each account's delivered/owed over time")
 	f.IntVar(&o.synth.Jobs, "jobs", 5000, "synthetic trace: number of jobs")
 	f.Uint64Var(&o.synth.Seed, "seed", 1, "synthetic trace: random seed")
 	f.IntVar(&o.synth.Accounts, "accounts", 4, "synthetic trace: number of accounts")
@@ -128,6 +130,9 @@ func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 	}
 	opts := simulate.Options{Within: placement.Scope(o.within), FIFO: o.fifo, Order: o.order, Preempt: o.preempt, Reserve: o.reserve,
 		DefragAfter: o.defragAfter.Seconds()}
+	if o.html != "" {
+		opts.Samples = htmlSamples
+	}
 	var budgets *placement.Budgets
 	switch {
 	case sc != nil:
@@ -156,10 +161,52 @@ func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 		fmt.Fprintf(env.Stderr, "%s: %d events in %s (%.0f events/s)\n", r.Policy, r.Events, el.Round(time.Millisecond), float64(r.Events)/el.Seconds())
 		reports = append(reports, r)
 	}
+	if o.html != "" {
+		if err := o.writeHTML(reports, len(jobs), sc != nil); err != nil {
+			return err
+		}
+	}
 	if o.format == outJSON || o.format == outYAML {
 		return writeData(env.Stdout, o.format, map[string]any{"policies": reports})
 	}
 	return simulate.WriteTable(env.Stdout, reports)
+}
+
+// htmlSamples is how many points over time --html plots per policy.
+const htmlSamples = 100
+
+// writeHTML writes the reports' page to --html.
+func (o *simulateOptions) writeHTML(reports []*simulate.Report, jobs int, scenario bool) error {
+	source := fmt.Sprintf("a synthetic trace (seed %d)", o.synth.Seed)
+	switch {
+	case scenario:
+		source = fmt.Sprintf("scenario %s (seed %d)", o.scenario, o.synth.Seed)
+	case o.trace != "":
+		source = "trace " + o.trace
+	}
+	scope := "jobs that fit one " + o.within + " start in one"
+	if o.within == string(simulate.ScopeNone) {
+		scope = "no compactness constraint"
+	}
+	backfill := "backfill reserving by " + o.reserve
+	if o.fifo {
+		backfill = "no backfill"
+	}
+	about := fmt.Sprintf("%d jobs from %s on model %s; %s; queue order %s, %s", jobs, source, o.model, scope, o.order, backfill)
+	if o.preempt {
+		about += "; toposcope preempts"
+	}
+	if o.defragAfter > 0 {
+		about += "; toposcope defragments after " + o.defragAfter.String()
+	}
+	var buf bytes.Buffer
+	if err := simulate.WriteHTML(&buf, simulate.Page{Title: "toposcope simulate: " + o.model, About: about + ".", Reports: reports}); err != nil {
+		return err
+	}
+	if _, err := atomicfile.Write(o.html, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return nil
 }
 
 // jobs reads the trace, or generates the synthetic one.
