@@ -20,13 +20,13 @@ import (
 // simulateOptions are the flags of toposcope simulate.
 type simulateOptions struct {
 	model, trace, writeTrace, budgets, within, order, scenario, reserve, html string
-	policies                                                            []string
-	synth                                                               simulate.SyntheticOptions
-	fifo, preempt                                                       bool
-	out                                                                 *outputFlags
-	format                                                              string
-	defragAfter                                                         time.Duration
-	progressOut                                                         func() io.Writer
+	policies                                                                  []string
+	synth                                                                     simulate.SyntheticOptions
+	fifo, preempt                                                             bool
+	out                                                                       *outputFlags
+	format                                                                    string
+	defragAfter                                                               time.Duration
+	progressOut                                                               func() io.Writer
 	// changed reports whether a flag was given.
 	changed func(name string) bool
 }
