@@ -95,11 +95,11 @@ type chartBox struct {
 // per figure, each with a non-empty box, its title and desc as its
 // accessible name and description, both axis labels, and a legend entry
 // per series whose line has a length. A screenshot of the page is kept
-// in the test's artifact directory (go test -artifacts keeps it).
+// with the page in the test's artifact directory (go test -artifacts keeps them).
 func TestSimulateHTMLInChromium(t *testing.T) {
 	t.Parallel()
 	ctx := browser.Start(t, chromedp.ProxyServer("http://127.0.0.1:9"), chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"))
-	file, _ := simulateHTML(t, t.TempDir(), "--scenario", "venus", "--preempt", "--seed", "2")
+	file, _ := simulateHTML(t, t.ArtifactDir(), "--scenario", "venus", "--preempt", "--seed", "2")
 
 	var mu sync.Mutex
 	var requests []string
