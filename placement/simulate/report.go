@@ -122,24 +122,11 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 		}
 		r.LargestJobGPUs = max(r.LargestJobGPUs, j.GPUs)
 	}
-	// One usage record per run, ending where its useful part ends: a
-	// preempted job's demand goes on from there (through the part the
-	// preemption threw away, and its wait), its delivery only while it
-	// runs work it keeps.
-	recs := make([]placement.Record, len(rp.segs))
-	demand := make([]float64, len(jobs)) // per job, when its demand resumed
-	for i := range jobs {
-		demand[i] = jobs[i].Submit
-	}
+	recs := usageRecords(rp)
 	var useful float64
-	for i, sg := range rp.segs {
-		j := &jobs[sg.job]
+	for _, sg := range rp.segs {
 		end = max(end, sg.end)
-		kept := sg.end - sg.lost
-		useful += float64(j.GPUs) * (kept - sg.start)
-		recs[i] = placement.Record{Account: j.Account, Workload: fmt.Sprint(j.ID), GPUs: j.GPUs,
-			Submit: epoch(demand[sg.job]), Start: epoch(sg.start), End: epoch(kept), Allocated: j.MinRuntime > 0}
-		demand[sg.job] = kept
+		useful += float64(jobs[sg.job].GPUs) * (sg.end - sg.lost - sg.start)
 	}
 	r.UsefulGPUHours, r.RedoneGPUHours = round2(useful/3600), r.LostGPUHours
 	r.WaitMean /= float64(len(jobs))
