@@ -170,6 +170,9 @@ func topographEngines() map[string]compatPlugin {
 			return req == op || (req == "" && op == "full")
 		}}},
 		"acceleratorDomainSourceLabel": {to: "domainSourceLabel"},
+		// The named topologies (their partitions read as the operator's
+		// slurm.slurmrestd says) are the operator's slurm.topologies.
+		"topologies": {selects: &selection{key: "slurm.topologies", def: nil, match: sameTopologies}},
 	}
 	return map[string]compatPlugin{
 		"slurm":  {name: "slurm", params: slurmRules()},

@@ -41,6 +41,7 @@ func TestTopographMappings(t *testing.T) {
 	t.Parallel()
 	slurmOut := operatorPlugin(t, "slurm", "output: /etc/slurm/topology.conf\nreconfigure: true\n")
 	slinky := operatorPlugin(t, "slinky", "namespace: slinky\npodSelector: app=slurmd\nslurm:\n  plugin: topology/tree\n")
+	slinkyParts := operatorPlugin(t, "slinky", "slurm:\n  topologies:\n  - {name: default, plugin: tree, clusterDefault: true}\n  - {name: gpu, plugin: block, partition: gpu}\n")
 	tests := []struct {
 		name     string
 		provider config.Plugin
@@ -142,9 +143,9 @@ func TestTopographMappings(t *testing.T) {
 		{name: "slurm topologies as toposcope's list stay as they are", provider: operatorPlugin(t, "sim", ""),
 			body:     `{"engine":{"name":"slurm","params":{"topologies":[{"name":"gpu","plugin":"block","blockSizes":[18]}]}}}`,
 			wantProv: `sim `, wantEng: `slurm {"topologies":[{"blockSizes":[18],"name":"gpu","plugin":"block"}]}`},
-		{name: "slurm topology partition is refused", provider: operatorPlugin(t, "sim", ""),
-			body:    `{"engine":{"name":"slurm","params":{"topologies":{"gpu":{"plugin":"topology/block","partition":"gpu"}}}}}`,
-			wantErr: service.ErrBadRequest, wantField: "engine.params.topologies"},
+		{name: "slurm topology partition is ours", provider: operatorPlugin(t, "sim", ""),
+			body:     `{"engine":{"name":"slurm","params":{"topologies":{"gpu":{"plugin":"topology/block","partition":"gpu","clusterDefault":true}}}}}`,
+			wantProv: `sim `, wantEng: `slurm {"plugin":"topology/yaml","topologies":[{"clusterDefault":true,"name":"gpu","partition":"gpu","plugin":"block"}]}`},
 		{name: "slurm blockName is ours", provider: operatorPlugin(t, "sim", ""),
 			body:     `{"engine":{"name":"slurm","params":{"plugin":"topology/block","blockName":{"nodeNameRegexp":"x","format":"y"}}}}`,
 			wantProv: `sim `, wantEng: `slurm {"blockName":{"format":"y","nodeNameRegexp":"x"},"plugin":"topology/block"}`},
@@ -175,6 +176,12 @@ func TestTopographMappings(t *testing.T) {
 		{name: "slinky podSelector as a string selects the engine's default", provider: operatorPlugin(t, "sim", ""),
 			body:     `{"engine":{"name":"slinky","params":{"podSelector":"` + slinkyengine.DefaultPodSelector + `"}}}`,
 			wantProv: `sim `, wantEng: `slinky `},
+		{name: "slinky topologies select the operator's", provider: operatorPlugin(t, "sim", ""), engines: []config.Plugin{slinkyParts},
+			body:     `{"engine":{"name":"slinky","params":{"topologies":{"gpu":{"plugin":"topology/block","partition":"gpu"},"default":{"plugin":"topology/tree","clusterDefault":true}}}}}`,
+			wantProv: `sim `, wantEng: `slinky `},
+		{name: "slinky topologies may not change the operator's", provider: operatorPlugin(t, "sim", ""), engines: []config.Plugin{slinkyParts},
+			body:    `{"engine":{"name":"slinky","params":{"topologies":{"gpu":{"plugin":"topology/block","partition":"debug"},"default":{"plugin":"topology/tree","clusterDefault":true}}}}}`,
+			wantErr: config.ErrOperatorOnly, wantField: "engine.params.topologies"},
 		{name: "slinky plugin may not change the operator's", provider: operatorPlugin(t, "sim", ""), engines: []config.Plugin{slinky},
 			body:    `{"engine":{"name":"slinky","params":{"plugin":"topology/block"}}}`,
 			wantErr: config.ErrOperatorOnly, wantField: "engine.params.plugin"},

@@ -65,7 +65,7 @@ func slurmTopologies(v any) (any, error) {
 			switch k {
 			case "plugin":
 				ours["plugin"] = strings.TrimPrefix(fmt.Sprint(t[k]), "topology/")
-			case "blockSizes", "clusterDefault", "blockName":
+			case "blockSizes", "clusterDefault", "blockName", "partition":
 				ours[k] = t[k]
 			case "nodes":
 				nodes, ok := t[k].([]any)
@@ -77,8 +77,6 @@ func slurmTopologies(v any) (any, error) {
 					parts = append(parts, fmt.Sprint(n))
 				}
 				ours["nodes"] = strings.Join(parts, ",")
-			case "partition":
-				return nil, fmt.Errorf("%s.partition: not supported: use the slurm engine's partitionTopologies with the slurm-nodes provider, which reads the partitions", name)
 			default:
 				return nil, fmt.Errorf("%s.%s: not supported", name, k)
 			}
@@ -86,6 +84,34 @@ func slurmTopologies(v any) (any, error) {
 		out = append(out, ours)
 	}
 	return out, nil
+}
+
+// sameTopologies reports whether a request's topologies (Topograph's map
+// by name, or our list) are the operator's list, in any order.
+func sameTopologies(req, op any) bool {
+	a, errA := canonicalTopologies(req)
+	b, errB := canonicalTopologies(op)
+	return errA == nil && errB == nil && a == b
+}
+
+// canonicalTopologies is the JSON of v's topologies in our form, sorted
+// by name.
+func canonicalTopologies(v any) (string, error) {
+	list, err := slurmTopologies(v)
+	if err != nil {
+		return "", err
+	}
+	items, _ := list.([]any)
+	byName := make(map[string]any, len(items))
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("a topology must be an object, got %s", jsonType(it))
+		}
+		byName[fmt.Sprint(m["name"])] = m
+	}
+	data, err := json.Marshal(byName) // maps are written in key order
+	return string(data), err
 }
 
 // jsonType names the JSON type of a decoded value.

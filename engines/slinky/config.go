@@ -76,6 +76,9 @@ func DefaultConfig() Config {
 	s := slurm.DefaultConfig()
 	s.Plugin = slurm.PluginYAML
 	s.SlurmVersion = DefaultSlurmVersion
+	// No scontrol in the service's pod: a topology's partition is read
+	// from slurm.slurmrestd or the nodes' attribute.
+	s.PartitionCommand = nil
 	return Config{
 		ClientConfig:     kubeclient.DefaultClientConfig(),
 		Mode:             kube.ModeApply,

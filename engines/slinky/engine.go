@@ -114,7 +114,7 @@ func (e *Engine) Apply(ctx context.Context, g *topology.Graph, opts kube.ApplyOp
 	}
 	var nodes *kube.NodePlan
 	if e.cfg.NodeAnnotations {
-		specs, err := e.cfg.nodeSpecs(g)
+		specs, err := e.nodeSpecs(ctx, g)
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", Name, err)
 		}
@@ -178,7 +178,7 @@ func (e *Engine) Render(ctx context.Context, g *topology.Graph) ([]byte, error) 
 	if !e.cfg.NodeAnnotations {
 		return buf.Bytes(), nil
 	}
-	specs, err := e.cfg.nodeSpecs(g)
+	specs, err := e.nodeSpecs(ctx, g)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}

@@ -68,7 +68,7 @@ func TestNodeSpecs(t *testing.T) {
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			specs, err := c.nodeSpecs(g)
+			specs, err := specsOf(g, c.topologies(g))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestUnitsExistInFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, err := e.cfg.nodeSpecs(g)
+	specs, err := e.nodeSpecs(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestUnsafeUnitName(t *testing.T) {
 	c := DefaultConfig()
 	c.Slurm.Topologies = []slurm.TopologyConfig{{Name: "fabric", Plugin: slurm.KindTree, ClusterDefault: true}}
 	g := (kubetest.Fabric{Prefix: "u", Nodes: 2}).MustGraph(t)
-	specs, err := c.nodeSpecs(g)
+	specs, err := specsOf(g, c.topologies(g))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package slinky
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -45,9 +46,18 @@ func (c *Config) topologies(g *topology.Graph) []slurm.TopologyConfig {
 // root first and that of a block the block name. Flat topologies place no
 // unit. A name holding ':' or ',' (which Slurm splits on) is an error
 // wrapping engines.ErrInexpressible.
-func (c *Config) nodeSpecs(g *topology.Graph) (map[string]string, error) {
+func (e *Engine) nodeSpecs(ctx context.Context, g *topology.Graph) (map[string]string, error) {
+	ts, err := e.slurm.ResolvePartitions(ctx, g, e.cfg.topologies(g))
+	if err != nil {
+		return nil, err
+	}
+	return specsOf(g, ts)
+}
+
+// specsOf is nodeSpecs for the topologies ts, their partitions resolved.
+func specsOf(g *topology.Graph, ts []slurm.TopologyConfig) (map[string]string, error) {
 	parts := make(map[string][]string, len(g.Nodes()))
-	for _, t := range c.topologies(g) {
+	for _, t := range ts {
 		if err := checkUnit(t.Name, "topology"); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/internal/slurmrest"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -85,6 +86,16 @@ type Config struct {
 	// Topology=P. The partitions come from the nodes' slurmPartitions
 	// attribute, which the slurm-nodes provider sets. Empty: none.
 	PartitionTopologies string `yaml:"partitionTopologies,omitempty" request:"true"`
+	// Slurmrestd is where a topology's partition is read from: Slurm's
+	// REST API with a JSON Web Token (for a service with no scontrol at
+	// hand, as on Slinky). Unset: the nodes' slurmPartitions attribute
+	// (the slurm-nodes provider), else PartitionCommand.
+	Slurmrestd *slurmrest.Config `yaml:"slurmrestd,omitempty"`
+	// PartitionCommand prints Slurm's partitions, one a line, for a
+	// topology's partition when neither slurmrestd nor the nodes'
+	// attribute gives them (default ["scontrol", "-o", "show",
+	// "partitions"]; empty turns it off).
+	PartitionCommand config.Command `yaml:"partitionCommand,omitempty"`
 	// Output is the file to write; empty writes the document to the
 	// host's standard output (Deps.Stdout).
 	Output string `yaml:"output,omitempty" path:"write"`
@@ -121,6 +132,10 @@ type TopologyConfig struct {
 	// Nodes is an optional hostlist: the topology then covers only these
 	// nodes.
 	Nodes string `yaml:"nodes,omitempty"`
+	// Partition is a Slurm partition whose nodes the topology covers
+	// (instead of Nodes); a partition with no nodes gives a flat
+	// topology, as Topograph does.
+	Partition string `yaml:"partition,omitempty"`
 	// BlockSizes are the block sizes of a block topology; empty means
 	// inferred.
 	BlockSizes []int `yaml:"blockSizes,omitempty"`
@@ -138,6 +153,7 @@ func DefaultConfig() Config {
 		SlurmVersion:       DefaultVersion.String(),
 		ReconfigureCommand: []string{"scontrol", "reconfigure"},
 		VersionCommand:     []string{"scontrol", "--version"},
+		PartitionCommand:   []string{"scontrol", "-o", "show", "partitions"},
 		Header:             true,
 		IDComments:         true,
 		UnplacedSwitch:     DefaultUnplacedSwitch,
@@ -209,6 +225,11 @@ func (c *Config) Validate() error {
 	if c.PartitionTopologies != "" && c.Plugin != PluginYAML {
 		errs = append(errs, config.Errorf("partitionTopologies", "is only used with plugin %s", PluginYAML))
 	}
+	if c.Slurmrestd != nil {
+		if err := c.Slurmrestd.Validate(); err != nil {
+			errs = append(errs, config.PrefixFields("slurmrestd", err))
+		}
+	}
 	if c.Reconfigure {
 		if c.Output == "" {
 			errs = append(errs, config.Errorf("reconfigure", "needs output: without a file there is nothing for slurmctld to reread"))
@@ -253,6 +274,14 @@ func validateTopologies(ts []TopologyConfig) []error {
 			}
 		default:
 			errs = append(errs, config.Errorf(key+".plugin", "unknown plugin %q (want %s, %s or %s)", t.Plugin, KindTree, KindBlock, KindFlat))
+		}
+		switch {
+		case t.Partition != "" && t.Nodes != "":
+			errs = append(errs, config.Errorf(key+".partition", "and nodes are alternatives: set one"))
+		case t.Partition != "" && t.Plugin == KindFlat:
+			errs = append(errs, config.Errorf(key+".partition", "is not used by a flat topology, which covers every node"))
+		case t.Partition != "" && !partitionName(t.Partition):
+			errs = append(errs, config.Errorf(key+".partition", "%q is not a Slurm partition name", t.Partition))
 		}
 		if t.Nodes != "" && t.Plugin == KindFlat {
 			errs = append(errs, config.Errorf(key+".nodes", "is not used by a flat topology, which covers every node"))
@@ -309,6 +338,20 @@ func safeUnitName(s string) bool {
 		c := s[i]
 		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 		if !alnum && (i == 0 || c != '-' && c != '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// partitionName reports whether s can be a Slurm partition name: not
+// empty, at most 64 bytes, no white space, commas or control characters.
+func partitionName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r == ',' || r == 0x7f {
 			return false
 		}
 	}

@@ -14,11 +14,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/slurmrest"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -38,6 +40,12 @@ type Engine struct {
 	cfg     Config
 	version Version
 	deps    engines.Deps
+
+	// rest reads the partitions from slurmrestd when configured.
+	rest partitionReader
+	// lastPartitions are the partitions read at the last render, for
+	// Coverage.
+	lastPartitions atomic.Pointer[map[string][]string]
 
 	mu sync.Mutex
 	// reconfigurePending is set when the file was written but the
@@ -63,7 +71,15 @@ func New(cfg Config, deps engines.Deps) (*Engine, error) {
 	if err != nil {
 		return nil, err // unreachable: Validate parsed it
 	}
-	return &Engine{cfg: cfg, version: v, deps: deps.WithDefaults()}, nil
+	e := &Engine{cfg: cfg, version: v, deps: deps.WithDefaults()}
+	if cfg.Slurmrestd != nil {
+		rc, err := slurmrest.New(*cfg.Slurmrestd, e.deps.Logger)
+		if err != nil {
+			return nil, config.PrefixFields("slurmrestd", err)
+		}
+		e.rest = rc
+	}
+	return e, nil
 }
 
 // NewFactory returns the registry entry of the Slurm engine.
@@ -120,7 +136,7 @@ func (e *Engine) render(ctx context.Context, g *topology.Graph) ([]byte, *blockP
 	case PluginBlock:
 		plan, err = e.renderBlock(&buf, g)
 	case PluginYAML:
-		err = e.renderYAML(&buf, g)
+		err = e.renderYAML(ctx, &buf, g)
 	default:
 		err = fmt.Errorf("slurm: unknown plugin %q", e.cfg.Plugin) // unreachable after Validate
 	}

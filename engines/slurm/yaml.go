@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,8 +30,11 @@ const (
 // named "block" when it has accelerator domains (flat "default" when it has
 // neither). The first is the cluster default. With PartitionTopologies,
 // one topology per Slurm partition follows.
-func (e *Engine) topologies(g *topology.Graph) ([]TopologyConfig, error) {
-	ts := e.baseTopologies(g)
+func (e *Engine) topologies(ctx context.Context, g *topology.Graph) ([]TopologyConfig, error) {
+	ts, err := e.withPartitions(ctx, g, e.baseTopologies(g))
+	if err != nil {
+		return nil, err
+	}
 	if e.cfg.PartitionTopologies == "" {
 		return ts, nil
 	}
@@ -107,7 +111,7 @@ func nodeFilter(t TopologyConfig) (func(string) bool, error) {
 }
 
 // renderYAML writes topology.yaml.
-func (e *Engine) renderYAML(buf *bytes.Buffer, g *topology.Graph) error {
+func (e *Engine) renderYAML(ctx context.Context, buf *bytes.Buffer, g *topology.Graph) error {
 	if !e.version.AtLeast(V2505) {
 		return fmt.Errorf("topology.yaml needs Slurm 25.05 or later, slurmVersion is %s: %w", e.version, engines.ErrInexpressible)
 	}
@@ -115,7 +119,7 @@ func (e *Engine) renderYAML(buf *bytes.Buffer, g *topology.Graph) error {
 	h.add(fmt.Sprintf("topology.yaml for Slurm %s. Written by toposcope: do not edit, it is replaced when the fabric changes.", e.version))
 	h.add("While this file exists, slurmctld ignores topology.conf and TopologyPlugin.")
 	root := &yaml.Node{Kind: yaml.SequenceNode}
-	ts, err := e.topologies(g)
+	ts, err := e.topologies(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -220,6 +224,16 @@ func (e *Engine) yamlCoverage(g *topology.Graph) engines.Coverage {
 		if t.ClusterDefault {
 			def = t
 			break
+		}
+	}
+	if def.Partition != "" {
+		// The partitions of the last render, else the nodes' own.
+		members := attributePartitions(g)
+		if last := e.lastPartitions.Load(); last != nil {
+			members = *last
+		}
+		if ts, err := resolvePartitions([]TopologyConfig{def}, members, ""); err == nil {
+			def = ts[0]
 		}
 	}
 	include, err := nodeFilter(def)

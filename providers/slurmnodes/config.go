@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/slurmrest"
 )
 
 // Where a node's instance ID is read (Config.InstanceID).
@@ -44,6 +45,10 @@ type Config struct {
 	Command config.Command `yaml:"command,omitempty"`
 	// OutputText is that output given inline, instead of a command.
 	OutputText string `yaml:"outputText,omitempty"`
+	// Slurmrestd reads the nodes from Slurm's REST API with a JSON Web
+	// Token instead of a command: for a service with no scontrol at hand
+	// (a Slinky cluster's pod).
+	Slurmrestd *slurmrest.Config `yaml:"slurmrestd,omitempty"`
 	// Timeout bounds the command (default 30s).
 	Timeout time.Duration `yaml:"timeout,omitempty"`
 	// Partitions keeps the nodes of these partitions only (default all).
@@ -76,7 +81,14 @@ func DefaultConfig() Config {
 // Validate reports every invalid field as config.FieldErrors.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.OutputText == "" {
+	switch {
+	case c.Slurmrestd != nil && c.OutputText != "":
+		errs = append(errs, config.Errorf("slurmrestd", "and outputText are alternatives: set one"))
+	case c.Slurmrestd != nil:
+		if err := c.Slurmrestd.Validate(); err != nil {
+			errs = append(errs, config.PrefixFields("slurmrestd", err))
+		}
+	case c.OutputText == "":
 		errs = append(errs, c.Command.Check("command"))
 		if len(c.Command) == 0 {
 			errs = append(errs, config.Errorf("command", "required (or outputText)"))
@@ -120,6 +132,9 @@ func feature(features []string, key string) (string, bool) {
 func (c *Config) source() string {
 	if c.OutputText != "" {
 		return "outputText"
+	}
+	if c.Slurmrestd != nil {
+		return "slurmrestd " + c.Slurmrestd.URL
 	}
 	return fmt.Sprintf("command %q", c.Command.String())
 }

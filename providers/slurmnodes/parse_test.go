@@ -2,6 +2,8 @@ package slurmnodes_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -64,6 +66,40 @@ func TestParse(t *testing.T) {
 					g.Comment != w.Comment || g.Extra != w.Extra || g.InstanceID != w.InstanceID {
 					t.Errorf("node %d = %+v, want %+v", i, g, w)
 				}
+			}
+		})
+	}
+}
+
+// TestParseSavedRESTAnswers reads slurmrestd's nodes answers saved by
+// others (testdata/SOURCE.md): the same document as scontrol --json.
+func TestParseSavedRESTAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		file  string
+		count int
+		node  string
+		parts []string
+	}{
+		{"nodes-24.11-0.0.42.json", 6, "ia2", []string{"ia"}},
+		{"nodes-25.11-0.0.44.json", 8, "gpu3", []string{"gpu"}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes, err := slurmnodes.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(nodes) != tt.count {
+				t.Fatalf("%d nodes, want %d", len(nodes), tt.count)
+			}
+			i := slices.IndexFunc(nodes, func(n slurmnodes.Node) bool { return n.Name == tt.node })
+			if i < 0 || !slices.Equal(nodes[i].Partitions, tt.parts) {
+				t.Errorf("node %s: %+v, want partitions %v", tt.node, nodes, tt.parts)
 			}
 		})
 	}

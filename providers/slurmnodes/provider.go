@@ -21,7 +21,9 @@ import (
 	"strings"
 
 	"github.com/toposcope/toposcope/internal/bounded"
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/internal/slurmrest"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -36,6 +38,7 @@ var ErrNoNodes = errors.New("slurm lists no node")
 type Provider struct {
 	cfg   Config
 	inner providers.Provider
+	rest  *slurmrest.Client // when the nodes come from slurmrestd
 	log   *slog.Logger
 }
 
@@ -57,7 +60,17 @@ func New(cfg Config, lookup providers.Lookup, prefix string, deps providers.Deps
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{cfg: cfg, inner: inner, log: deps.Logger}, nil
+	p := &Provider{cfg: cfg, inner: inner, log: deps.Logger}
+	if cfg.Slurmrestd != nil {
+		field := "slurmrestd"
+		if prefix != "" {
+			field = prefix + ".slurmrestd"
+		}
+		if p.rest, err = slurmrest.New(*cfg.Slurmrestd, deps.Logger); err != nil {
+			return nil, config.PrefixFields(field, err)
+		}
+	}
+	return p, nil
 }
 
 // NewFactory describes the provider to the registry; lookup finds the
@@ -122,9 +135,18 @@ func (p *Provider) Discover(ctx context.Context, req providers.Request) (*topolo
 // list reads Slurm's nodes and keeps those of the configured partitions.
 func (p *Provider) list(ctx context.Context) ([]Node, error) {
 	var out []byte
-	if p.cfg.OutputText != "" {
+	switch {
+	case p.cfg.OutputText != "":
 		out = []byte(p.cfg.OutputText)
-	} else {
+	case p.rest != nil:
+		var err error
+		if out, err = p.rest.Nodes(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("slurm-nodes: %w", ctx.Err())
+			}
+			return nil, fmt.Errorf("slurm-nodes: %s: %w: %w", p.cfg.source(), providers.ErrUnavailable, err)
+		}
+	default:
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 		defer cancel()
 		var err error

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,21 +52,24 @@ func TestFromRealSlurm(t *testing.T) {
 	// IDs can match them: n1, n2 are gpu001, gpu002 (leaf1); n3 is gpu009
 	// (leaf2); n4 has no instance ID.
 	ids := map[string]string{"n1": "i-0sim001", "n2": "i-0sim002", "n3": "i-0sim009"}
+	feature := func(id string) []string { return []string{"features=instance-id=" + id + ",h100"} }
 	for _, tt := range []struct {
+		name       string
 		v          slurmtest.Version
-		show       []string
+		show       []string // the command; nil: slurmrestd
 		instanceID string
 		set        func(id string) []string
 	}{
-		{slurmtest.V2205, []string{"-o", "show", "nodes"}, slurmnodes.FromFeature, func(id string) []string { return []string{"features=instance-id=" + id + ",h100"} }},
-		{slurmtest.V2411, []string{"--json", "show", "nodes"}, slurmnodes.FromInstanceID, func(id string) []string { return []string{"instanceid=" + id} }},
+		{"22.05", slurmtest.V2205, []string{"-o", "show", "nodes"}, slurmnodes.FromFeature, feature},
+		{"24.11", slurmtest.V2411, []string{"--json", "show", "nodes"}, slurmnodes.FromInstanceID, func(id string) []string { return []string{"instanceid=" + id} }},
+		{"22.05 slurmrestd", slurmtest.V2205, nil, slurmnodes.FromFeature, feature},
 	} {
-		t.Run(string(tt.v), func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			slurmtest.Require(t, tt.v)
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			c, err := slurmtest.Start(ctx, t, slurmtest.Options{Version: tt.v, Nodes: []string{"n1", "n2", "n3", "n4"}})
+			c, err := slurmtest.Start(ctx, t, slurmtest.Options{Version: tt.v, Nodes: []string{"n1", "n2", "n3", "n4"}, JWT: tt.show == nil})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,9 +82,13 @@ func TestFromRealSlurm(t *testing.T) {
 				}
 			}
 			doc := map[string]any{
-				"command":    c.ScontrolArgv(tt.show...),
 				"instanceID": tt.instanceID,
 				"provider":   map[string]any{"name": "aws", "params": map[string]any{"region": "us-west-2", "endpoint": srv.URL, "anonymous": true}},
+			}
+			if tt.show != nil {
+				doc["command"] = c.ScontrolArgv(tt.show...)
+			} else {
+				doc["slurmrestd"] = restdParams(ctx, t, c)
 			}
 			var params yaml.Node
 			if err := params.Encode(doc); err != nil {
@@ -158,6 +167,25 @@ func TestPartitionsAndErrors(t *testing.T) {
 		!strings.Contains(err.Error(), "params.instanceID") || !strings.Contains(err.Error(), "params.provider.name") {
 		t.Errorf("bad configuration: %v", err)
 	}
+}
+
+// restdParams starts slurmrestd beside c and returns the slurmrestd
+// parameters that reach it with a token c issued.
+func restdParams(ctx context.Context, t *testing.T, c *slurmtest.Controller) map[string]any {
+	t.Helper()
+	restd, err := c.StartRESTD(ctx, t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := c.Token(ctx, "nobody", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "jwt")
+	if err := os.WriteFile(file, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"url": restd.URL, "allowHTTP": true, "tokenFile": file, "user": "nobody"}
 }
 
 func names(g *topology.Graph) []string {
