@@ -8,6 +8,8 @@
 package app
 
 import (
+	"slices"
+
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/instances"
 	"github.com/toposcope/toposcope/engines/k8slabels"
@@ -97,4 +99,17 @@ func Registry() *plugins.Registry {
 		panic(err) // the lists above are fixed; the conformance test covers them
 	}
 	return r
+}
+
+// WatchKeys are the Node label and annotation keys that the providers of
+// r declare they read (their factories' WatchKeys), each once, sorted: the
+// node watcher of `toposcope serve` watches them when
+// kubernetes.watchKeys is unset.
+func WatchKeys(r *plugins.Registry) []string {
+	var out []string
+	for _, f := range r.Providers() {
+		out = append(out, f.WatchKeys...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -62,7 +62,7 @@ func Serve(ctx context.Context, cfg *config.File, d ServeDeps) (err error) {
 		return err
 	}
 	svc, err := service.New(ctx, cfg, service.Deps{Registry: d.Registry, Logger: d.Logger, Stdout: d.Stdout, Version: d.Version,
-		OnHangup: func() { reloadCredentials(creds, d.Logger) }})
+		OnHangup: func() { reloadCredentials(creds, d.Logger) }, WatchKeys: WatchKeys(d.Registry)})
 	if err != nil {
 		return err
 	}

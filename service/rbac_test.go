@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/testenv/kubetest"
@@ -36,7 +37,7 @@ func TestServeRBAC(t *testing.T) {
 	}
 
 	wctx, stopWatch := context.WithCancel(ctx)
-	w := service.NewNodeWatcher(core, service.NodeWatcherConfig{Keys: config.DefaultWatchKeys()}, func(string) {}, nil)
+	w := service.NewNodeWatcher(core, service.NodeWatcherConfig{Keys: app.WatchKeys(app.Registry())}, func(string) {}, nil)
 	watched := make(chan error, 1)
 	go func() { watched <- w.Run(wctx) }()
 	select {

@@ -13,10 +13,11 @@ import (
 )
 
 // kubernetesRoles returns what the leader runs (the discovery loop and,
-// with kubernetes.watchNodes, the node watcher) and how it comes to run:
-// at once, or, with kubernetes.leaderElection.enabled, while this replica
-// holds the Lease (following the leader's topology otherwise).
-func kubernetesRoles(cfg *config.File, addr net.Addr, loop *Loop, log *slog.Logger) (
+// with kubernetes.watchNodes, the node watcher, watching
+// kubernetes.watchKeys or, when unset, defaultKeys) and how it comes to
+// run: at once, or, with kubernetes.leaderElection.enabled, while this
+// replica holds the Lease (following the leader's topology otherwise).
+func kubernetesRoles(cfg *config.File, defaultKeys []string, addr net.Addr, loop *Loop, log *slog.Logger) (
 	lead func(context.Context), campaign func(context.Context, func(context.Context)), err error,
 ) {
 	kc := cfg.Kubernetes
@@ -36,8 +37,12 @@ func kubernetesRoles(cfg *config.File, addr net.Addr, loop *Loop, log *slog.Logg
 		return nil, nil, err
 	}
 	if kc.WatchNodes {
+		keys := kc.WatchKeys
+		if keys == nil {
+			keys = defaultKeys
+		}
 		w := newNodeWatcher(clients.Core, NodeWatcherConfig{
-			Keys: kc.WatchKeys, Debounce: kc.Debounce, Selector: kc.NodeSelector,
+			Keys: keys, Debounce: kc.Debounce, Selector: kc.NodeSelector,
 		},
 			func(reason string) {
 				log.Info("node change: discovering", "change", reason)

@@ -45,6 +45,10 @@ type Deps struct {
 	// discovery.triggers.sighup): `toposcope serve` loads its credentials
 	// again there.
 	OnHangup func()
+	// WatchKeys are the Node label and annotation keys the node watcher
+	// watches when kubernetes.watchKeys is unset: the keys the providers
+	// declare they read (app.WatchKeys). Nil watches none.
+	WatchKeys []string
 }
 
 // Service is `toposcope serve` without its HTTP front: the store, the
@@ -71,10 +75,11 @@ type Service struct {
 	// Metrics is the registry of every metric the service exports.
 	Metrics *prometheus.Registry
 
-	log      *slog.Logger
-	syncer   *placement.Syncer
-	onHangup func()
-	replica  *Replica // on a shared store
+	log       *slog.Logger
+	syncer    *placement.Syncer
+	onHangup  func()
+	watchKeys []string // Deps.WatchKeys
+	replica   *Replica // on a shared store
 }
 
 // New opens the store, builds every configured plugin and restores the
@@ -112,7 +117,8 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Config: cfg, Registry: deps.Registry, Store: st, Metrics: deps.Metrics, log: deps.Logger, onHangup: deps.OnHangup}
+	s := &Service{Config: cfg, Registry: deps.Registry, Store: st, Metrics: deps.Metrics, log: deps.Logger, onHangup: deps.OnHangup,
+		watchKeys: deps.WatchKeys}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.Close())
@@ -169,7 +175,7 @@ func New(ctx context.Context, cfg *config.File, deps Deps) (_ *Service, err erro
 // of the Kubernetes set-up are returned before anything starts; wait
 // blocks until everything started has stopped.
 func (s *Service) Start(ctx context.Context, addr net.Addr) (wait func(), err error) {
-	lead, campaign, err := kubernetesRoles(s.Config, addr, s.Loop, s.log)
+	lead, campaign, err := kubernetesRoles(s.Config, s.watchKeys, addr, s.Loop, s.log)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 )
@@ -32,7 +32,7 @@ func node(labels, annotations map[string]string, providerID string, ready bool) 
 
 func TestNodeChanged(t *testing.T) {
 	t.Parallel()
-	w := service.NewNodeWatcher(nil, service.NodeWatcherConfig{Keys: config.DefaultWatchKeys()}, func(string) {}, nil)
+	w := service.NewNodeWatcher(nil, service.NodeWatcherConfig{Keys: app.WatchKeys(app.Registry())}, func(string) {}, nil)
 	base := node(map[string]string{"nvidia.com/gpu.clique": "a.1", "team": "ml"}, map[string]string{"toposcope.io/region": "r1"}, "aws:///z/i-1", true)
 	tests := []struct {
 		name string
@@ -88,7 +88,7 @@ func TestNodeWatcher(t *testing.T) {
 		}
 	}
 	reasons := make(chan string, 16)
-	w := service.NewNodeWatcher(c.Core(), service.NodeWatcherConfig{Keys: config.DefaultWatchKeys(), Selector: kubetest.Selector(p)},
+	w := service.NewNodeWatcher(c.Core(), service.NodeWatcherConfig{Keys: app.WatchKeys(app.Registry()), Selector: kubetest.Selector(p)},
 		func(r string) { reasons <- r }, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

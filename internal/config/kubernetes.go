@@ -26,8 +26,10 @@ type Kubernetes struct {
 	// (default false).
 	WatchNodes bool `yaml:"watchNodes"`
 	// WatchKeys are the label and annotation keys whose change triggers a
-	// discovery; a key ending in "*" is a prefix (default
-	// DefaultWatchKeys). spec.providerID is always watched.
+	// discovery; a key ending in "*" is a prefix. Unset (the default),
+	// the keys that the providers declare they read (the k8s-labels
+	// provider's node labels and annotations); an empty list watches
+	// none. spec.providerID is always watched.
 	WatchKeys []string `yaml:"watchKeys"`
 	// NodeSelector restricts the watch to matching nodes (a label
 	// selector; empty watches all).
@@ -72,31 +74,10 @@ type LeaderElection struct {
 	PeerCAFile string `yaml:"peerCAFile"`
 }
 
-// DefaultWatchKeys are the node labels and annotations that providers
-// read (docs/kubernetes.md, formats.md §2.3).
-func DefaultWatchKeys() []string {
-	return []string{
-		"toposcope.io/*",  // keys.Prefix; config imports nothing of the project
-		"topograph.run/*", // Topograph's node-data-broker annotations, read as fallbacks
-		"nvidia.com/gpu.clique",
-		"topology.kubernetes.io/region",
-		"topology.kubernetes.io/zone",
-		"kubernetes.io/hostname",
-		"cloud.google.com/gce-topology-block",
-		"cloud.google.com/gce-topology-subblock",
-		"cloud.google.com/gce-topology-host",
-		"topology.k8s.aws/*",
-		"oci.oraclecloud.com/host.network_block_id",
-		"oci.oraclecloud.com/host.rack_id",
-		"crusoe.ai/ib.partition.id",
-		"crusoe.ai/pod.id",
-	}
-}
-
 // DefaultKubernetes returns the defaults of the kubernetes section.
 func DefaultKubernetes() Kubernetes {
 	return Kubernetes{
-		QPS: 20, Burst: 40, WatchKeys: DefaultWatchKeys(), Debounce: 10 * time.Second,
+		QPS: 20, Burst: 40, Debounce: 10 * time.Second,
 		LeaderElection: LeaderElection{
 			Namespace: "default", Name: "toposcope",
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,

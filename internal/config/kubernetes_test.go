@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,39 @@ func TestKubernetesSection(t *testing.T) {
 		k.LeaderElection.Name != "toposcope" || k.LeaderElection.LeaseDuration != 30*time.Second || k.LeaderElection.RenewDeadline != 10*time.Second {
 		t.Errorf("parsed = %+v", k)
 	}
-	if d := config.Default().Kubernetes; d.Enabled() || len(d.WatchKeys) == 0 {
-		t.Errorf("defaults = %+v", d)
+	if d := config.Default().Kubernetes; d.Enabled() || d.WatchKeys != nil {
+		t.Errorf("defaults = %+v; want disabled, watchKeys unset", d)
+	}
+}
+
+// TestWatchKeysUnsetOrEmpty: unset or null leaves watchKeys nil (the
+// service then watches what the providers declare), an empty list is
+// kept empty (watch none).
+func TestWatchKeysUnsetOrEmpty(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, doc string
+		unset     bool
+		want      []string
+	}{
+		{"no section", "", true, nil},
+		{"no key", "kubernetes:\n  watchNodes: true\n", true, nil},
+		{"null", "kubernetes:\n  watchKeys:\n", true, nil},
+		{"empty list", "kubernetes:\n  watchKeys: []\n", false, []string{}},
+		{"keys", "kubernetes:\n  watchKeys: [a.io/b, c.io/*]\n", false, []string{"a.io/b", "c.io/*"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := config.Parse([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := f.Kubernetes.WatchKeys
+			if (got == nil) != tc.unset || !slices.Equal(got, tc.want) {
+				t.Errorf("watchKeys = %#v, want %#v (unset %v)", got, tc.want, tc.unset)
+			}
+		})
 	}
 }
 

@@ -52,6 +52,15 @@ func InstanceOf(n *corev1.Node) Instance {
 	return in
 }
 
+// InstanceKeys are the Node labels and annotations InstanceOf reads
+// (spec.providerID besides), for a node watcher to watch.
+func InstanceKeys() []string {
+	return []string{
+		keys.Hostname, keys.TopologyZone, keys.TopologyRegion,
+		keys.InstanceID, keys.Region, keys.TopographInstance, keys.TopographRegion,
+	}
+}
+
 // ParseProviderID splits a Node's spec.providerID into provider, instance
 // ID, zone and region. Known forms:
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/keys"
 	"github.com/toposcope/toposcope/providers/nvlink"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -58,6 +59,23 @@ const (
 	// GPUResource is the extended resource counted as the node's GPUs.
 	GPUResource = "nvidia.com/gpu"
 )
+
+// WatchKeys are the Node labels and annotations the provider reads with
+// its defaults: the tier labels of every Tiers value but TiersCustom,
+// the clique label and the agents' clique and rack annotations, and what
+// identifies a node's instance (kubeclient.InstanceKeys). A change to
+// one of them changes what Discover answers, so the node watcher of
+// `toposcope serve` watches them. Keys the operator configures
+// (TierLabels, a DomainLabel or SubDomainLabel of their own) are not
+// among them: kubernetes.watchKeys names those.
+func WatchKeys() []string {
+	return append([]string{
+		AWSLayerPrefix + "*",
+		GKEBlockLabel, GKESubblockLabel, GKEHostLabel,
+		CrusoePartitionLabel, CrusoePodLabel,
+		nvlink.CliqueLabel, keys.NVLinkClique, keys.NVLinkRack, keys.TopographClusterID,
+	}, kubeclient.InstanceKeys()...)
+}
 
 // NoLabel is the DomainLabel that reads no accelerator domain.
 const NoLabel = "-"

@@ -209,9 +209,10 @@ func selectNodes(nodes []corev1.Node, req providers.Request) []selected {
 	return out
 }
 
-// NewFactory describes the k8s-labels provider to the registry.
+// NewFactory describes the k8s-labels provider to the registry, with
+// the Node keys it reads (WatchKeys).
 func NewFactory() providers.Factory {
-	return providers.NewFactory(Name, "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE, EKS and Crusoe topology labels, custom keys)",
+	f := providers.NewFactory(Name, "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE, EKS and Crusoe topology labels, custom keys)",
 		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
 			var core kubernetes.Interface
 			if len(c.Nodes) == 0 {
@@ -223,4 +224,6 @@ func NewFactory() providers.Factory {
 			}
 			return New(c, core, d)
 		})
+	f.WatchKeys = WatchKeys()
+	return f
 }
