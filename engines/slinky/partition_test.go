@@ -2,8 +2,6 @@ package slinky
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,14 +39,7 @@ func TestPartitionFromSlurmrestd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := ctl.Token(ctx, "nobody", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokenFile := filepath.Join(t.TempDir(), "jwt")
-	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := ctl.TokenFile(ctx, t, "nobody")
 	cfg := withMode(DefaultConfig(), kube.ModePrint)
 	cfg.Slurm.Topologies = []slurm.TopologyConfig{
 		{Name: "default", Plugin: slurm.KindTree, ClusterDefault: true},

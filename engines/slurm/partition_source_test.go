@@ -3,12 +3,9 @@ package slurm
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/hostlist"
@@ -63,14 +60,7 @@ func TestTopologyPartitionSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := old.Token(ctx, "nobody", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokenFile := filepath.Join(t.TempDir(), "jwt")
-	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokenFile := old.TokenFile(ctx, t, "nobody")
 	fromREST := render(t, g, func(c *Config) {
 		partitionTopologyCfg(c)
 		c.Slurmrestd = &slurmrest.Config{Connection: httpretry.Connection{URL: restd.URL, AllowHTTP: true}, TokenFile: tokenFile, User: "nobody"}

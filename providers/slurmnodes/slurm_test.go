@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -177,15 +175,7 @@ func restdParams(ctx context.Context, t *testing.T, c *slurmtest.Controller) map
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := c.Token(ctx, "nobody", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "jwt")
-	if err := os.WriteFile(file, []byte(token), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return map[string]any{"url": restd.URL, "allowHTTP": true, "tokenFile": file, "user": "nobody"}
+	return map[string]any{"url": restd.URL, "allowHTTP": true, "tokenFile": c.TokenFile(ctx, t, "nobody"), "user": "nobody"}
 }
 
 func names(g *topology.Graph) []string {

@@ -138,3 +138,19 @@ func waitHTTP(ctx context.Context, url string, done <-chan struct{}) error {
 		}
 	}
 }
+
+// TokenFile writes a token of user, valid for an hour, into a new file
+// (mode 0600) and returns its path; it fails the test when slurmctld
+// issues none.
+func (c *Controller) TokenFile(ctx context.Context, t testing.TB, user string) string {
+	t.Helper()
+	token, err := c.Token(ctx, user, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "jwt")
+	if err := os.WriteFile(file, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
