@@ -62,11 +62,14 @@ func extenderVerb[A, R any](h *handlers, verb func(*extender.Extender, context.C
 			return
 		}
 		res, err := verb(h.Extender, c.Request.Context(), &a)
-		h.answerExtender(c, res, err)
+		h.answerExtender(c, &a, res, err)
 	}
 }
 
-func (h *handlers) answerExtender(c *gin.Context, res any, err error) {
+// answerExtender answers a verb's result: the filter and prioritize
+// answers through their own encoders (extenderjson.go), the filter's
+// maps in the order of the call's names; others as c.JSON does.
+func (h *handlers) answerExtender(c *gin.Context, args, res any, err error) {
 	if errors.Is(err, extender.ErrNodeNames) {
 		h.fail(c, &service.RequestError{Field: "NodeNames", Err: err})
 		return
@@ -79,8 +82,22 @@ func (h *handlers) answerExtender(c *gin.Context, res any, err error) {
 		h.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, res)
+	switch r := res.(type) {
+	case *extender.FilterResult:
+		var names []string
+		if a, ok := args.(*extender.Args); ok && a.NodeNames != nil {
+			names = *a.NodeNames
+		}
+		c.Data(http.StatusOK, jsonContentType, appendFilterResult(make([]byte, 0, 64*len(names)+64), r, names))
+	case []extender.HostPriority:
+		c.Data(http.StatusOK, jsonContentType, appendPriorities(make([]byte, 0, 32*len(r)+2), r))
+	default:
+		c.JSON(http.StatusOK, res)
+	}
 }
+
+// jsonContentType is the Content-Type of a JSON answer, as c.JSON sets it.
+const jsonContentType = "application/json; charset=utf-8"
 
 // requireExtender lets a call through with a read-scope bearer token, or
 // with a verified client certificate (server.tls.clientCA) whose subject
