@@ -28,98 +28,124 @@ const streamChunk = 2048
 // older snapshot's JSON and per-node DOT are encoded straight to the
 // client.
 func (h *handlers) graph(c *gin.Context) {
+	doc, err := graphDocOf(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if raw := c.Query("snapshot"); raw != "" {
+		h.snapshotGraphDoc(c, raw, doc)
+		return
+	}
+	st, ok := h.current(c)
+	if !ok {
+		return
+	}
+	h.sendGraph(c, st.Graph, st.Snapshot.ID, true, doc)
+}
+
+// graphDoc is the form of the graph GET /v1/graph asks for.
+type graphDoc struct {
+	variant string // one of the variant constants
+	ctype   string // its Content-Type
+}
+
+// graphDocOf reads the form asked for from ?format, ?detail and ?pretty.
+func graphDocOf(c *gin.Context) (graphDoc, error) {
 	format := c.DefaultQuery("format", "json")
 	if format != "json" && format != "dot" {
-		h.fail(c, badParam("format", "want json or dot"))
-		return
+		return graphDoc{}, badParam("format", "want json or dot")
 	}
 	detail := c.DefaultQuery("detail", "switches")
 	if detail != "switches" && detail != "nodes" {
-		h.fail(c, badParam("detail", "want switches (nodes counted per leaf) or nodes"))
-		return
+		return graphDoc{}, badParam("detail", "want switches (nodes counted per leaf) or nodes")
 	}
 	pretty := false
 	if raw := c.Query("pretty"); raw != "" {
 		var err error
 		if pretty, err = strconv.ParseBool(raw); err != nil {
-			h.fail(c, badParam("pretty", "want 1 or 0"))
-			return
+			return graphDoc{}, badParam("pretty", "want 1 or 0")
 		}
 	}
-	var (
-		g       *topology.Graph
-		snap    uint64
-		current bool
-	)
-	if raw := c.Query("snapshot"); raw != "" {
-		id, err := strconv.ParseUint(raw, 10, 64)
-		if err != nil {
-			h.fail(c, badParam("snapshot", "must be a snapshot ID"))
-			return
-		}
-		n, ok := h.snapReads.tryAcquire(h.olderGraphs(id))
-		if !ok {
-			h.fail(c, errSnapshotReads)
-			return
-		}
-		defer h.snapReads.release(n)
-		if g, err = h.snapshotGraph(c.Request.Context(), id); err != nil {
-			h.fail(c, err)
-			return
-		}
-		snap, current = id, g == h.Loop.State().Graph
-	} else {
-		st, ok := h.current(c)
-		if !ok {
-			return
-		}
-		g, snap, current = st.Graph, st.Snapshot.ID, true
-	}
-	variant := variantJSON
+	doc := graphDoc{variant: variantJSON, ctype: "application/json"}
 	switch {
 	case format == "dot" && detail == "nodes":
-		variant = variantDOTNodes
+		doc.variant = variantDOTNodes
 	case format == "dot":
-		variant = variantDOT
+		doc.variant = variantDOT
 	case pretty:
-		variant = variantJSONPretty
+		doc.variant = variantJSONPretty
 	}
-	etag := fmt.Sprintf(`"s%d-%s"`, snap, variant)
+	if format == "dot" {
+		doc.ctype = "text/vnd.graphviz; charset=utf-8"
+	}
+	return doc, nil
+}
+
+// snapshotGraphDoc answers with the graph of snapshot raw (an ID) in
+// form doc, holding one of the reads of older snapshots meanwhile.
+func (h *handlers) snapshotGraphDoc(c *gin.Context, raw string, doc graphDoc) {
+	id, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil {
+		h.fail(c, badParam("snapshot", "must be a snapshot ID"))
+		return
+	}
+	n, ok := h.snapReads.tryAcquire(h.olderGraphs(id))
+	if !ok {
+		h.fail(c, errSnapshotReads)
+		return
+	}
+	defer h.snapReads.release(n)
+	g, err := h.snapshotGraph(c.Request.Context(), id)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.sendGraph(c, g, id, g == h.Loop.State().Graph, doc)
+}
+
+// sendGraph answers with g, the graph of snapshot snap, in form doc:
+// not modified when the client has it, else the document kept for the
+// current graph or, for an older one, encoded straight to the client.
+func (h *handlers) sendGraph(c *gin.Context, g *topology.Graph, snap uint64, current bool, doc graphDoc) {
+	etag := fmt.Sprintf(`"s%d-%s"`, snap, doc.variant)
 	c.Header("ETag", etag)
 	c.Header("X-Toposcope-Snapshot", strconv.FormatUint(snap, 10))
 	if c.GetHeader("If-None-Match") == etag {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	ctype := "application/json"
-	if format == "dot" {
-		ctype = "text/vnd.graphviz; charset=utf-8"
-	}
-	if !current && (variant == variantJSON || variant == variantDOTNodes) {
+	if !current && (doc.variant == variantJSON || doc.variant == variantDOTNodes) {
 		// An older snapshot's document is kept by nobody: it is encoded
 		// straight to the client rather than built in memory first.
-		c.Header("Content-Type", ctype)
-		c.Status(http.StatusOK)
-		s := newStreamer(c, h.Config.WriteTimeout)
-		if variant == variantJSON {
-			s.json(g)
-		} else {
-			s.dot(g)
-		}
-		if s.err == nil {
-			_ = s.w.Flush()
-		}
+		h.streamGraph(c, g, doc)
 		return
 	}
-	doc, err := h.derivedOf(g, current).Document(variant)
+	body, err := h.derivedOf(g, current).Document(doc.variant)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	c.Header("Content-Type", ctype)
-	c.Header("Content-Length", strconv.Itoa(len(doc)))
+	c.Header("Content-Type", doc.ctype)
+	c.Header("Content-Length", strconv.Itoa(len(body)))
 	c.Status(http.StatusOK)
-	newStreamer(c, h.Config.WriteTimeout).write(doc)
+	newStreamer(c, h.Config.WriteTimeout).write(body)
+}
+
+// streamGraph encodes g in form doc (compact JSON or per-node DOT)
+// straight to the client.
+func (h *handlers) streamGraph(c *gin.Context, g *topology.Graph, doc graphDoc) {
+	c.Header("Content-Type", doc.ctype)
+	c.Status(http.StatusOK)
+	s := newStreamer(c, h.Config.WriteTimeout)
+	if doc.variant == variantJSON {
+		s.json(g)
+	} else {
+		s.dot(g)
+	}
+	if s.err == nil {
+		_ = s.w.Flush()
+	}
 }
 
 // write sends doc in pieces, extending the write deadline after each, so
