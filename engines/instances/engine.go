@@ -46,7 +46,7 @@ type Config struct {
 func DefaultConfig() Config { return Config{} }
 
 // Validate reports invalid fields; every value is valid today.
-func (c Config) Validate() error { return nil }
+func (c *Config) Validate() error { return nil }
 
 func (c Config) domainLabels() bool { return c.DomainLabels == nil || *c.DomainLabels }
 

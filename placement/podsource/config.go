@@ -5,7 +5,6 @@
 package podsource
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -89,5 +88,5 @@ func (c *Config) Validate() error {
 			errs = append(errs, config.Errorf("namespaceAccounts."+ns, "must name an account"))
 		}
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }

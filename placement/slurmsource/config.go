@@ -5,7 +5,6 @@
 package slurmsource
 
 import (
-	"errors"
 	"time"
 
 	"github.com/toposcope/toposcope/internal/config"
@@ -60,5 +59,5 @@ func (c *Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, config.Errorf("timeout", "must be a positive duration, got %s", c.Timeout))
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -56,7 +55,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Server != nil {
 		errs = append(errs, config.PrefixFields("server", c.Server.Validate()))
@@ -89,7 +88,7 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, config.Errorf("missing", "%q: want %s or %s", c.Missing, MissingUnplaced, MissingError))
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
 
 func (c Config) token() httpretry.Secret { return httpretry.Secret{Value: c.Token, File: c.TokenFile} }

@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -65,7 +64,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Endpoint != "" {
 		u, err := url.Parse(c.Endpoint)
@@ -90,5 +89,5 @@ func (c Config) Validate() error {
 			errs = append(errs, config.Errorf(fmt.Sprintf("snapshot[%d].instanceId", i), "is required"))
 		}
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }

@@ -49,7 +49,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	errs := []error{c.ClientConfig.Validate()}
 	if strings.TrimSpace(c.Driver) == "" {
 		errs = append(errs, config.Errorf("driver", "is required"))

@@ -1,7 +1,6 @@
 package gcp
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -68,7 +67,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Snapshot == nil && c.Project == "" {
 		errs = append(errs, config.Errorf("project", "is required"))
@@ -97,5 +96,5 @@ func (c Config) Validate() error {
 			errs = append(errs, config.Errorf(fmt.Sprintf("snapshot[%d].name", i), "is required"))
 		}
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }

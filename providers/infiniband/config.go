@@ -1,7 +1,6 @@
 package infiniband
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -79,7 +78,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	sources := 0
 	for _, set := range []bool{c.Output != "", len(c.Command) > 0, c.OutputText != "", c.ConfigMap != ""} {
@@ -109,5 +108,5 @@ func (c Config) Validate() error {
 	if c.SwitchIDs != SwitchIDsGUID && c.SwitchIDs != SwitchIDsName {
 		errs = append(errs, config.Errorf("switchIDs", "must be %q or %q, not %q", SwitchIDsGUID, SwitchIDsName, c.SwitchIDs))
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }

@@ -32,7 +32,7 @@ type SnapshotInstance struct {
 func DefaultConfig() Config { return Config{TokenSettings: cloud.DefaultTokenSettings()} }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	errs := []error{c.TokenSettings.Validate(c.Snapshot != nil)}
 	if c.Snapshot == nil {
 		if c.WorkspaceID == "" {

@@ -1,7 +1,6 @@
 package lldp
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"path"
@@ -102,7 +101,7 @@ type SNMP struct {
 func DefaultConfig() Config { return Config{Config: agents.DefaultConfig()} }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	errs := []error{c.Config.Validate()}
 	if c.SNMP != nil {
 		errs = append(errs, config.PrefixFields("snmp", c.SNMP.Validate()))
@@ -132,7 +131,7 @@ func (s SNMP) withDefaults() SNMP {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (s SNMP) Validate() error {
+func (s *SNMP) Validate() error {
 	var errs []error
 	switch s.Version {
 	case "", Version2c:
@@ -177,7 +176,7 @@ func (s SNMP) Validate() error {
 	if s.Timeout < 0 {
 		errs = append(errs, config.Errorf("timeout", "must not be negative, got %s", s.Timeout))
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
 
 func (s SNMP) validateV3() []error {

@@ -147,7 +147,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, config.Errorf("conflicts", "must be %q or %q, got %q", ConflictsError, ConflictsFirst, c.Conflicts))
 	}
 	errs = append(errs, checkUnknown("unknownNodes", c.UnknownNodes))
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
 
 func checkUnknown(field, v string) error {

@@ -53,7 +53,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	errs := []error{c.TokenSettings.Validate(c.Snapshot != nil)}
 	if c.Snapshot == nil {
 		tc := c.Connection

@@ -1,7 +1,6 @@
 package netq
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -40,7 +39,7 @@ type Config struct {
 func DefaultConfig() Config { return Config{NVLink: NVLinkAuto} }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Snapshot == nil {
 		errs = append(errs, c.Connection.Validate())
@@ -62,5 +61,5 @@ func (c Config) Validate() error {
 			errs = append(errs, config.Errorf("nodes", "%v", err))
 		}
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }

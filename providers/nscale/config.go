@@ -41,7 +41,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	errs := []error{c.TokenSettings.Validate(c.Snapshot != nil)}
 	if c.APIVersion != "v1" && c.APIVersion != "v2" {
 		errs = append(errs, config.Errorf("apiVersion", "must be v1 or v2, got %q", c.APIVersion))

@@ -1,7 +1,6 @@
 package nvlink
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -68,7 +67,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	n := 0
 	for _, set := range []bool{len(c.Command) > 0, c.OutputDir != "", len(c.Outputs) > 0, len(c.Cliques) > 0} {
@@ -113,7 +112,7 @@ func (c Config) Validate() error {
 	if c.FailedNodes != FailedNodesError && c.FailedNodes != FailedNodesUnplaced {
 		errs = append(errs, config.Errorf("failedNodes", "must be %q or %q", FailedNodesError, FailedNodesUnplaced))
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -89,7 +88,7 @@ func DefaultConfig() Config {
 func (c Config) racks() bool { return c.Racks == nil || *c.Racks }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Endpoint != "" {
 		u, err := url.Parse(c.Endpoint)
@@ -126,5 +125,5 @@ func (c Config) Validate() error {
 			errs = append(errs, config.Errorf(fmt.Sprintf("snapshot[%d].instanceId", i), "is required"))
 		}
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }

@@ -37,7 +37,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports an invalid configuration as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	if strings.TrimSpace(c.Model) == "" {
 		return config.Errorf("model", "is required: a bundled model (%s) or the path of a model file",
 			strings.Join(bundledNames(), ", "))

@@ -1,7 +1,6 @@
 package ufm
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/toposcope/toposcope/internal/config"
@@ -72,7 +71,7 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every invalid field as config.FieldErrors.
-func (c Config) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Snapshot == nil {
 		errs = append(errs, c.Connection.Validate())
@@ -98,7 +97,7 @@ func (c Config) Validate() error {
 	if c.SwitchIDs != SwitchIDsGUID && c.SwitchIDs != SwitchIDsName {
 		errs = append(errs, config.Errorf("switchIDs", "must be %q or %q, not %q", SwitchIDsGUID, SwitchIDsName, c.SwitchIDs))
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
 
 func (c Config) password() httpretry.Secret {
