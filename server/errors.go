@@ -1,20 +1,12 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
-	"regexp"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toposcope/toposcope/engines"
-	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/placement"
-	"github.com/toposcope/toposcope/plugins"
-	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/service"
-	"github.com/toposcope/toposcope/service/store"
 )
 
 // Errors of the HTTP layer itself.
@@ -42,87 +34,114 @@ type ErrorDetail struct {
 	Field string `json:"field"`
 }
 
-// statusOf maps an error to its HTTP status and code. This is the only
-// place where statuses are chosen for errors.
-func statusOf(err error) (int, string) {
+// Kinds of the HTTP layer's own errors, which never reach the service.
+const (
+	kindBodyTooLarge = "body-too-large"
+	kindBodySlow     = "body-slow"
+	kindUnauthorized = "unauthorized"
+	kindForbidden    = "forbidden"
+	kindMediaType    = "media-type"
+	kindExtenderOff  = "extender-off"
+	kindNoRoute      = "no-route"
+	kindNoMethod     = "no-method"
+)
+
+// httpKind is the kind of err when it is an error of the HTTP layer
+// itself.
+func httpKind(err error) (string, bool) {
 	var tooBig *http.MaxBytesError
-	var simulated *service.SimulatedError
-	switch {
-	case errors.As(err, &simulated):
-		return simulated.Code, "simulated" // the status the request asked Topograph's test provider for
-	case errors.As(err, &tooBig):
-		return http.StatusRequestEntityTooLarge, "body_too_large"
-	case errors.Is(err, errBodySlow):
-		return http.StatusRequestTimeout, "body_timeout"
-	case errors.Is(err, errUnauthorized):
-		return http.StatusUnauthorized, "unauthorized"
-	case errors.Is(err, errForbidden):
-		return http.StatusForbidden, "forbidden"
-	case errors.Is(err, errCrossSite), errors.Is(err, errWritesLocal), errors.Is(err, errHost):
-		return http.StatusForbidden, "forbidden"
-	case errors.Is(err, errMediaType):
-		return http.StatusUnsupportedMediaType, "unsupported_media_type"
-	case errors.Is(err, errExtenderOff):
-		return http.StatusNotFound, "extender_off"
-	case errors.Is(err, errNoRoute):
-		return http.StatusNotFound, "no_route"
-	case errors.Is(err, errNoMethod):
-		return http.StatusMethodNotAllowed, "method_not_allowed"
-	case errors.Is(err, store.ErrFull):
-		return http.StatusInsufficientStorage, "store_full"
-	case errors.Is(err, store.ErrReadOnly):
-		return http.StatusServiceUnavailable, "store_read_only"
-	case errors.Is(err, store.ErrUnavailable):
-		return http.StatusServiceUnavailable, "store_unavailable"
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound, "not_found"
-	case errors.Is(err, store.ErrNotPending):
-		return http.StatusConflict, "not_pending"
-	case errors.Is(err, service.ErrShrinkRefused):
-		return http.StatusConflict, "shrink_guard"
-	case errors.Is(err, service.ErrBusy):
-		return http.StatusTooManyRequests, "busy"
-	case errors.Is(err, service.ErrDisabled):
-		return http.StatusForbidden, "disabled"
-	case errors.Is(err, service.ErrDiscoveryFailing):
-		return http.StatusServiceUnavailable, "discovery_failing"
-	case errors.Is(err, service.ErrNoTopology):
-		return http.StatusServiceUnavailable, "no_topology"
-	case errors.Is(err, service.ErrInterrupted):
-		return http.StatusServiceUnavailable, "interrupted"
-	case errors.Is(err, service.ErrClosed), errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable, "shutting_down"
-	case errors.Is(err, config.ErrOperatorOnly), errors.Is(err, service.ErrNotConfigured):
-		return http.StatusForbidden, "operator_only"
-	case errors.Is(err, plugins.ErrUnknownPlugin):
-		return http.StatusBadRequest, "unknown_plugin"
-	case errors.Is(err, engines.ErrInexpressible):
-		return http.StatusUnprocessableEntity, "inexpressible"
-	case errors.Is(err, placement.ErrNoRecord):
-		return http.StatusNotFound, "not_found"
-	case errors.Is(err, placement.ErrUnknownAccount):
-		return http.StatusNotFound, "unknown_account"
-	case errors.Is(err, placement.ErrNoCandidate):
-		return http.StatusUnprocessableEntity, "no_candidate"
-	case errors.Is(err, placement.ErrInvalid):
-		return http.StatusBadRequest, "invalid_request"
-	case errors.Is(err, config.ErrInvalid), errors.Is(err, service.ErrBadRequest):
-		return http.StatusBadRequest, "invalid_request"
-	case errors.Is(err, providers.ErrNoCredentials):
-		return http.StatusBadRequest, "no_credentials"
-	case errors.Is(err, providers.ErrAuth):
-		return http.StatusForbidden, "provider_auth"
-	case errors.Is(err, providers.ErrUnavailable):
-		return http.StatusBadGateway, "upstream_unavailable"
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout, "timeout"
+	if errors.As(err, &tooBig) {
+		return kindBodyTooLarge, true
 	}
-	return http.StatusInternalServerError, "internal"
+	for _, r := range []struct {
+		kind string
+		errs []error
+	}{
+		{kindBodySlow, []error{errBodySlow}},
+		{kindUnauthorized, []error{errUnauthorized}},
+		{kindForbidden, []error{errForbidden, errCrossSite, errWritesLocal, errHost}},
+		{kindMediaType, []error{errMediaType}},
+		{kindExtenderOff, []error{errExtenderOff}},
+		{kindNoRoute, []error{errNoRoute}},
+		{kindNoMethod, []error{errNoMethod}},
+	} {
+		for _, s := range r.errs {
+			if errors.Is(err, s) {
+				return r.kind, true
+			}
+		}
+	}
+	return "", false
 }
 
-// lineRef matches the "(line N)" of configuration errors: API parameters
-// arrive as one-line JSON, so the line says nothing.
-var lineRef = regexp.MustCompile(` \(line \d+\)`)
+// answer is the HTTP status and the stable code of a kind of error.
+type answer struct {
+	status int
+	code   string
+}
+
+// answers is the one table from kinds (the HTTP layer's and
+// service.Kinds) to statuses: the only place where statuses are chosen
+// for errors.
+func answers() map[string]answer {
+	return map[string]answer{
+		kindBodyTooLarge: {http.StatusRequestEntityTooLarge, "body_too_large"},
+		kindBodySlow:     {http.StatusRequestTimeout, "body_timeout"},
+		kindUnauthorized: {http.StatusUnauthorized, "unauthorized"},
+		kindForbidden:    {http.StatusForbidden, "forbidden"},
+		kindMediaType:    {http.StatusUnsupportedMediaType, "unsupported_media_type"},
+		kindExtenderOff:  {http.StatusNotFound, "extender_off"},
+		kindNoRoute:      {http.StatusNotFound, "no_route"},
+		kindNoMethod:     {http.StatusMethodNotAllowed, "method_not_allowed"},
+
+		service.KindStoreFull:        {http.StatusInsufficientStorage, "store_full"},
+		service.KindStoreReadOnly:    {http.StatusServiceUnavailable, "store_read_only"},
+		service.KindStoreUnavailable: {http.StatusServiceUnavailable, "store_unavailable"},
+		service.KindNotFound:         {http.StatusNotFound, "not_found"},
+		service.KindNotPending:       {http.StatusConflict, "not_pending"},
+		service.KindShrinkRefused:    {http.StatusConflict, "shrink_guard"},
+		service.KindBusy:             {http.StatusTooManyRequests, "busy"},
+		service.KindDisabled:         {http.StatusForbidden, "disabled"},
+		service.KindDiscoveryFailing: {http.StatusServiceUnavailable, "discovery_failing"},
+		service.KindNoTopology:       {http.StatusServiceUnavailable, "no_topology"},
+		service.KindInterrupted:      {http.StatusServiceUnavailable, "interrupted"},
+		service.KindCanceled:         {http.StatusServiceUnavailable, "shutting_down"},
+		service.KindOperatorOnly:     {http.StatusForbidden, "operator_only"},
+		service.KindUnknownPlugin:    {http.StatusBadRequest, "unknown_plugin"},
+		service.KindInexpressible:    {http.StatusUnprocessableEntity, "inexpressible"},
+		service.KindUnknownAccount:   {http.StatusNotFound, "unknown_account"},
+		service.KindNoCandidate:      {http.StatusUnprocessableEntity, "no_candidate"},
+		service.KindInvalid:          {http.StatusBadRequest, "invalid_request"},
+		service.KindNoCredentials:    {http.StatusBadRequest, "no_credentials"},
+		service.KindAuth:             {http.StatusForbidden, "provider_auth"},
+		service.KindUnavailable:      {http.StatusBadGateway, "upstream_unavailable"},
+		service.KindTimeout:          {http.StatusGatewayTimeout, "timeout"},
+		service.KindInternal:         {http.StatusInternalServerError, "internal"},
+	}
+}
+
+// kindOf is the kind of err: the HTTP layer's own, else the service's.
+func kindOf(err error) string {
+	if kind, ok := httpKind(err); ok {
+		return kind
+	}
+	return service.KindOf(err)
+}
+
+// statusOf maps an error to its HTTP status and code: a simulated
+// failure answers the status it asked for, any other error the status of
+// its kind.
+func statusOf(err error) (int, string) {
+	var simulated *service.SimulatedError
+	if errors.As(err, &simulated) {
+		return simulated.Code, "simulated" // the status the request asked Topograph's test provider for
+	}
+	a, ok := answers()[kindOf(err)]
+	if !ok {
+		return http.StatusInternalServerError, "internal"
+	}
+	return a.status, a.code
+}
 
 // fail writes err as the JSON error body, with its status, and stops the
 // handler chain.
@@ -139,7 +158,7 @@ func (h *handlers) fail(c *gin.Context, err error) {
 		c.Abort()
 		return
 	}
-	msg := lineRef.ReplaceAllString(err.Error(), "")
+	msg := err.Error()
 	switch status {
 	case http.StatusInternalServerError:
 		h.log.Error("request failed", "route", c.FullPath(), "err", err)
@@ -154,8 +173,7 @@ func (h *handlers) fail(c *gin.Context, err error) {
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		c.Header("Retry-After", "5")
 	}
-	field := lineRef.ReplaceAllString(service.FieldOf(err), "")
-	c.AbortWithStatusJSON(status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg, Field: field}})
+	c.AbortWithStatusJSON(status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg, Field: service.FieldOf(err)}})
 }
 
 // badParam is a RequestError about a query or path parameter.

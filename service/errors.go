@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/service/store"
 )
 
-// Sentinel errors. The server maps them (and the plugins' and the
-// store's) to HTTP statuses; nothing here knows about HTTP.
+// Sentinel errors. KindOf gives each (and the plugins', the store's and
+// placement's) a kind, and the server a status to each kind.
 var (
 	// ErrBadRequest is wrapped by every RequestError.
 	ErrBadRequest = errors.New("bad request")
@@ -61,45 +63,100 @@ func badRequest(field, format string, args ...any) error {
 	return &RequestError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// Error kinds stored with a failed result, so that its error can be
-// rebuilt (and mapped to the same status) after a restart.
+// Error kinds: the class of an error, stored with a failed result so
+// that its error can be rebuilt (and answered with the same status) after
+// a restart. The server chooses a status for each; nothing here knows
+// about HTTP. Stored names never change meaning.
 const (
-	KindInvalid       = "invalid"
-	KindNoCredentials = "no-credentials"
-	KindAuth          = "auth"
-	KindShrinkRefused = "shrink-refused"
-	KindInexpressible = "inexpressible"
-	KindUnavailable   = "unavailable"
-	KindTimeout       = "timeout"
-	KindCanceled      = "canceled"
-	KindInterrupted   = "interrupted"
-	KindInternal      = "internal"
+	KindInvalid          = "invalid"
+	KindNoCredentials    = "no-credentials"
+	KindAuth             = "auth"
+	KindShrinkRefused    = "shrink-refused"
+	KindInexpressible    = "inexpressible"
+	KindUnavailable      = "unavailable"
+	KindTimeout          = "timeout"
+	KindCanceled         = "canceled"
+	KindInterrupted      = "interrupted"
+	KindInternal         = "internal"
+	KindStoreFull        = "store-full"
+	KindStoreReadOnly    = "store-read-only"
+	KindStoreUnavailable = "store-unavailable"
+	KindNotFound         = "not-found"
+	KindNotPending       = "not-pending"
+	KindBusy             = "busy"
+	KindDisabled         = "disabled"
+	KindDiscoveryFailing = "discovery-failing"
+	KindNoTopology       = "no-topology"
+	KindOperatorOnly     = "operator-only"
+	KindUnknownPlugin    = "unknown-plugin"
+	KindUnknownAccount   = "unknown-account"
+	KindNoCandidate      = "no-candidate"
 )
 
-// KindOf classifies err for storage.
+// kindRule gives kind to an error that wraps any of errs; errs[0] is the
+// cause ResultError rebuilds for the kind (from its first rule).
+type kindRule struct {
+	kind string
+	errs []error
+}
+
+// kindRules is the one table from sentinel errors to kinds. Order is
+// precedence: an error wrapping several sentinels takes the kind of the
+// first rule it matches (a configuration error that the target cannot
+// express is inexpressible before it is invalid).
+func kindRules() []kindRule {
+	return []kindRule{
+		{KindStoreFull, []error{store.ErrFull}},
+		{KindStoreReadOnly, []error{store.ErrReadOnly}},
+		{KindStoreUnavailable, []error{store.ErrUnavailable}},
+		{KindNotFound, []error{store.ErrNotFound}},
+		{KindNotPending, []error{store.ErrNotPending}},
+		{KindShrinkRefused, []error{ErrShrinkRefused}},
+		{KindBusy, []error{ErrBusy}},
+		{KindDisabled, []error{ErrDisabled}},
+		{KindDiscoveryFailing, []error{ErrDiscoveryFailing}},
+		{KindNoTopology, []error{ErrNoTopology}},
+		{KindInterrupted, []error{ErrInterrupted}},
+		{KindCanceled, []error{ErrClosed, context.Canceled}},
+		{KindOperatorOnly, []error{config.ErrOperatorOnly, ErrNotConfigured}},
+		{KindUnknownPlugin, []error{plugins.ErrUnknownPlugin}},
+		{KindInexpressible, []error{engines.ErrInexpressible}},
+		{KindNotFound, []error{placement.ErrNoRecord}},
+		{KindUnknownAccount, []error{placement.ErrUnknownAccount}},
+		{KindNoCandidate, []error{placement.ErrNoCandidate}},
+		{KindInvalid, []error{ErrBadRequest, placement.ErrInvalid, config.ErrInvalid}},
+		{KindNoCredentials, []error{providers.ErrNoCredentials}},
+		{KindAuth, []error{providers.ErrAuth}},
+		{KindUnavailable, []error{providers.ErrUnavailable}},
+		{KindTimeout, []error{context.DeadlineExceeded}},
+		{KindInternal, []error{ErrInternal}},
+	}
+}
+
+// Kinds returns every kind KindOf gives, in the order of its table; a
+// SimulatedError's kind (its status) is the one kind not listed.
+func Kinds() []string {
+	var out []string
+	for _, r := range kindRules() {
+		if !slices.Contains(out, r.kind) {
+			out = append(out, r.kind)
+		}
+	}
+	return out
+}
+
+// KindOf classifies err: the kind of the first rule of the table it
+// matches, KindInternal when none does, and a SimulatedError's own kind.
 func KindOf(err error) string {
 	if kind, ok := simulatedKind(err); ok {
 		return kind
 	}
-	switch {
-	case errors.Is(err, config.ErrInvalid), errors.Is(err, ErrBadRequest), errors.Is(err, plugins.ErrUnknownPlugin):
-		return KindInvalid
-	case errors.Is(err, engines.ErrInexpressible):
-		return KindInexpressible
-	case errors.Is(err, providers.ErrNoCredentials):
-		return KindNoCredentials
-	case errors.Is(err, providers.ErrAuth):
-		return KindAuth
-	case errors.Is(err, ErrShrinkRefused):
-		return KindShrinkRefused
-	case errors.Is(err, providers.ErrUnavailable):
-		return KindUnavailable
-	case errors.Is(err, context.DeadlineExceeded):
-		return KindTimeout
-	case errors.Is(err, ErrInterrupted):
-		return KindInterrupted
-	case errors.Is(err, context.Canceled), errors.Is(err, ErrClosed):
-		return KindCanceled
+	for _, r := range kindRules() {
+		for _, s := range r.errs {
+			if errors.Is(err, s) {
+				return r.kind
+			}
+		}
 	}
 	return KindInternal
 }
@@ -127,28 +184,12 @@ func ResultError(r *store.Result) error {
 	if se, ok := simulatedResult(r.ErrKind, r.ErrMessage); ok {
 		return se
 	}
-	var cause error
-	switch r.ErrKind {
-	case KindInvalid:
-		cause = ErrBadRequest
-	case KindInexpressible:
-		cause = engines.ErrInexpressible
-	case KindNoCredentials:
-		cause = providers.ErrNoCredentials
-	case KindAuth:
-		cause = providers.ErrAuth
-	case KindShrinkRefused:
-		cause = ErrShrinkRefused
-	case KindUnavailable:
-		cause = providers.ErrUnavailable
-	case KindTimeout:
-		cause = context.DeadlineExceeded
-	case KindInterrupted:
-		cause = ErrInterrupted
-	case KindCanceled:
-		cause = ErrClosed
-	default:
-		cause = ErrInternal
+	cause := ErrInternal // a kind this build does not know
+	for _, rule := range kindRules() {
+		if rule.kind == r.ErrKind {
+			cause = rule.errs[0]
+			break
+		}
 	}
 	return &storedError{msg: r.ErrMessage, field: r.ErrField, cause: cause}
 }

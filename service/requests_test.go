@@ -146,9 +146,16 @@ func TestRequestsResumeAfterRestart(t *testing.T) {
 	}
 }
 
+// TestResultErrorKeepsKindAndField: every kind is rebuilt into an error
+// of the same kind, message and field; a simulated status (which has no
+// field) into the same status and message.
 func TestResultErrorKeepsKindAndField(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{service.KindInvalid, service.KindInexpressible, service.KindUnavailable, service.KindTimeout, service.KindInterrupted, service.KindCanceled, service.KindInternal} {
+	sim := service.ResultError(&store.Result{ErrKind: "simulated-503", ErrMessage: "m"})
+	if se := (*service.SimulatedError)(nil); !errors.As(sim, &se) || se.Code != 503 || se.Message != "m" || service.KindOf(sim) != "simulated-503" {
+		t.Errorf("simulated-503 rebuilt as %#v", sim)
+	}
+	for _, kind := range service.Kinds() {
 		err := service.ResultError(&store.Result{ErrKind: kind, ErrMessage: "m", ErrField: "f"})
 		if got := service.KindOf(err); got != kind {
 			t.Errorf("kind %s round-trips to %s", kind, got)

@@ -149,27 +149,49 @@ func (s ParamSpec) CheckRequest(params *yaml.Node, prefix string) error {
 
 // Overlay returns the mapping base with the keys of over put over it (a
 // key of over replaces the same key of base); either may be nil. Neither
-// is changed.
+// is changed. The result is a copy that carries no lines: it is a REST
+// request's parameters, read from one-line JSON and the operator's file,
+// so a line would point the client into a file it never sent; errors
+// about it name the key alone.
 func Overlay(base, over *yaml.Node) *yaml.Node {
-	if over == nil || over.Kind != yaml.MappingNode || len(over.Content) == 0 {
-		return base
-	}
 	if base != nil && base.Kind == yaml.DocumentNode && len(base.Content) == 1 {
 		base = base.Content[0]
 	}
-	if base == nil || base.Kind != yaml.MappingNode {
-		return over
+	switch {
+	case over == nil || over.Kind != yaml.MappingNode || len(over.Content) == 0:
+		return unlined(base)
+	case base == nil || base.Kind != yaml.MappingNode:
+		return unlined(over)
 	}
-	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: base.Line, Column: base.Column}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	replaced := map[string]bool{}
 	for i := 0; i+1 < len(over.Content); i += 2 {
 		replaced[over.Content[i].Value] = true
 	}
 	for i := 0; i+1 < len(base.Content); i += 2 {
 		if !replaced[base.Content[i].Value] {
-			out.Content = append(out.Content, base.Content[i], base.Content[i+1])
+			out.Content = append(out.Content, unlined(base.Content[i]), unlined(base.Content[i+1]))
 		}
 	}
-	out.Content = append(out.Content, over.Content...)
+	for _, n := range over.Content {
+		out.Content = append(out.Content, unlined(n))
+	}
 	return out
+}
+
+// unlined returns a deep copy of n without lines and columns (an alias
+// still points to its anchor); nil stays nil.
+func unlined(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Line, c.Column = 0, 0
+	if len(n.Content) > 0 {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, sub := range n.Content {
+			c.Content[i] = unlined(sub)
+		}
+	}
+	return &c
 }
