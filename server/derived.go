@@ -31,6 +31,8 @@ type derived struct {
 
 	mu   sync.Mutex // guards docs
 	docs map[string][]byte
+
+	fabric fabricPlaces // each node's place in GET /v1/fabric's order
 }
 
 // derivedOf returns the derived values of g. Those of the current graph

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -305,6 +306,25 @@ func (h *handlers) fabric(c *gin.Context) {
 // (-1: none), 1 when still protected else 0].
 type fabricHeld [5]int
 
+// fabricPlaces is each node's index in the fabric order of one graph,
+// made once.
+type fabricPlaces struct {
+	once sync.Once
+	pos  map[string]int
+}
+
+// fabricPos returns each node's index in the fabric order of d's graph.
+func (d *derived) fabricPos() map[string]int {
+	d.fabric.once.Do(func() {
+		order := fabricOrder(d.graph)
+		d.fabric.pos = make(map[string]int, len(order))
+		for i, name := range order {
+			d.fabric.pos[name] = i
+		}
+	})
+	return d.fabric.pos
+}
+
 // fabricOccupancy answers GET /v1/fabric/occupancy: the nodes of the
 // current topology that hold work, by their index in the fabric order of
 // GET /v1/fabric of the same snapshot, with the account holding most of
@@ -315,16 +335,15 @@ func (h *handlers) fabricOccupancy(c *gin.Context) {
 		return
 	}
 	cfg := placement.DefaultConfig()
+	pos := h.derivedOf(o.State.Graph, true).fabricPos()
 	accounts, byNode := nodeAccounts(o.View.Records, o.At)
-	held := []fabricHeld{}
-	for i, name := range fabricOrder(o.State.Graph) {
+	// Only the nodes of running records can hold GPUs.
+	held := make([]fabricHeld, 0, len(byNode))
+	for name, acct := range byNode {
+		i, known := pos[name]
 		occ, _ := o.Cluster.NodeOccupancy(name, cfg)
-		if occ.Allocated == 0 && occ.Unallocated == 0 {
+		if !known || occ.Allocated == 0 && occ.Unallocated == 0 {
 			continue
-		}
-		acct, ok := byNode[name]
-		if !ok {
-			acct = -1
 		}
 		prot := 0
 		if !occ.ProtectedUntil.IsZero() {
@@ -332,6 +351,7 @@ func (h *handlers) fabricOccupancy(c *gin.Context) {
 		}
 		held = append(held, fabricHeld{i, occ.Allocated, occ.Unallocated, acct, prot})
 	}
+	slices.SortFunc(held, func(a, b fabricHeld) int { return a[0] - b[0] })
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
 	if err := enc.Encode(gin.H{"snapshot": o.State.Snapshot.ID, "now": o.At.UTC(), "gpus": o.Cluster.GPUs(),

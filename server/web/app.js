@@ -1,64 +1,13 @@
-// toposcope's web view: the switch tree, occupancy, snapshots and
-// placement, read from the service's own REST API (same origin). Every
-// text from the API is set as text, never as markup.
-"use strict";
+// toposcope's web view: the drawn fabric, the switch tree, occupancy,
+// snapshots and placement, read from the service's own REST API (same
+// origin). Every text from the API is set as text, never as markup.
 
-const state = { token: sessionStorage.getItem("toposcope-token") || "", rows: new Map(), candidates: new Set() };
+import { state, el, fmt, when, api, askToken, showError } from "./api.js";
+import { Fabric } from "./fabric.js";
+import { loadSnapshots, diff, pendingBanner, loadAccounts, explain, place, accept } from "./panels.js";
 
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v;
-    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v);
-  }
-  for (const k of kids) if (k != null) e.append(k);
-  return e;
-}
-
-const fmt = (n) => Number(n).toLocaleString("en-US");
-const when = (t) => new Date(t).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
-
-// api fetches a path of the API; on 401 it asks for a token once and
-// retries.
-async function api(path, opts = {}) {
-  const headers = Object.assign({}, opts.headers || {});
-  if (state.token) headers.Authorization = "Bearer " + state.token;
-  if (opts.body) headers["Content-Type"] = "application/json";
-  const r = await fetch(path, Object.assign({}, opts, { headers }));
-  if (r.status === 401 && !opts.retried) {
-    if (await askToken()) return api(path, Object.assign({}, opts, { retried: true }));
-  }
-  const body = r.headers.get("Content-Type")?.includes("json") ? await r.json() : await r.text();
-  if (!r.ok) {
-    const msg = body && body.error ? body.error.message || body.error : r.status + " " + r.statusText;
-    throw new Error(path.split("?")[0] + ": " + (typeof msg === "string" ? msg : JSON.stringify(msg)));
-  }
-  return body;
-}
-
-function askToken() {
-  const d = document.getElementById("token-dialog");
-  const input = document.getElementById("token-input");
-  input.value = "";
-  return new Promise((resolve) => {
-    d.onclose = () => {
-      if (d.returnValue === "ok" && input.value.trim()) {
-        state.token = input.value.trim();
-        sessionStorage.setItem("toposcope-token", state.token);
-        resolve(true);
-      } else resolve(false);
-    };
-    d.returnValue = "";
-    d.showModal();
-  });
-}
-
-function showError(e) {
-  const b = document.getElementById("error");
-  b.textContent = e ? String(e.message || e) : "";
-  b.hidden = !e;
-}
+state.rows = new Map();
+state.candidates = new Set();
 
 function bar(o) {
   const g = o.gpus || 1;
@@ -75,7 +24,7 @@ function protText(o) {
 function switchItem(s) {
   const kids = el("ul");
   const caret = el("span", { class: "caret" }, "▸");
-  const row = el("div", { class: "row switch", "data-id": s.id },
+  const row = el("div", { class: "row switch", "data-id": s.id, tabindex: "0", role: "treeitem" },
     caret, el("span", { class: "name" }, s.displayName || s.name), bar(s.occupancy),
     el("span", { class: "counts" }, `L${s.level} · ${fmt(s.nodes)} nodes · ${fmt(s.gpus)} GPUs · ${fmt(s.occupancy.free)} free · ${fmt(s.domains)} domains` + protText(s.occupancy)));
   const li = el("li", {}, row, kids);
@@ -88,7 +37,7 @@ function switchItem(s) {
 
 function nodeItem(n) {
   const o = n.occupancy;
-  const row = el("div", { class: "row node", "data-node": n.name },
+  const row = el("div", { class: "row node", "data-node": n.name, tabindex: "0", role: "treeitem" },
     el("span", { class: "caret" }),
     el("span", { class: "name" }, n.name), bar(o),
     el("span", { class: "counts" }, `${n.gpus} GPUs · ${o.free} free` + (n.domain ? ` · ${n.domain}` : "") + (n.instanceID ? ` · ${n.instanceID}` : "") + protText(o)));
@@ -123,7 +72,7 @@ async function toggle(id, forceOpen) {
 function unplacedGroup(t) {
   const kids = el("ul", { hidden: "" });
   const caret = el("span", { class: "caret" }, "▸");
-  const row = el("div", { class: "row unplaced", "data-id": "" },
+  const row = el("div", { class: "row unplaced", "data-id": "", tabindex: "0", role: "treeitem" },
     caret, el("span", { class: "name" }, "not placed"),
     el("span", { class: "counts" }, `${fmt(t.nodeCount)} nodes under no switch`));
   for (const n of t.nodes) kids.append(nodeItem(n));
@@ -152,8 +101,9 @@ async function loadTree() {
 }
 
 // reveal opens the tree along path (top down) and highlights the last
-// row, or the node when one is given.
-async function reveal(path, node) {
+// row, or the node when one is given; unless draw is false, also on the
+// fabric.
+async function reveal(path, node, draw = true) {
   document.querySelectorAll(".row.hl, .cell.hl").forEach((r) => r.classList.remove("hl"));
   for (const p of path) await toggle(p.id, true);
   if (node && !path.length && state.unplaced) state.unplaced(true);
@@ -166,6 +116,7 @@ async function reveal(path, node) {
   const leaf = path.length ? path[path.length - 1].id : "";
   document.querySelector(`.cell[data-id="${CSS.escape(leaf)}"]`)?.classList.add("hl");
   document.getElementById("path").textContent = [...path.map((p) => p.name), node].filter(Boolean).join(" › ");
+  if (draw) view.fabric.highlight(path, node);
 }
 
 async function showPath(node) {
@@ -210,12 +161,7 @@ async function loadStatus(given) {
   });
   document.getElementById("status").textContent =
     `provider ${s.provider} · engines ${engines.join(", ") || "none"} · ` + (s.current ? `snapshot ${s.current.id} at ${when(s.current.createdAt)}` : "no topology yet");
-  const p = document.getElementById("pending");
-  p.hidden = !s.pending;
-  if (s.pending) {
-    p.replaceChildren(`Snapshot ${s.pending.id} is held back: ${s.pending.reason || "it shrinks the cluster"}. The current topology stays published until an operator accepts it: `,
-      el("code", {}, s.accept));
-  }
+  pendingBanner(view, s);
 }
 
 async function loadHeat() {
@@ -237,104 +183,43 @@ async function loadHeat() {
   }
 }
 
-async function loadSnapshots() {
-  const r = await api("/v1/snapshots?limit=20");
-  const body = document.querySelector("#snapshots tbody");
-  body.replaceChildren();
-  const from = document.getElementById("diff-from"), to = document.getElementById("diff-to");
-  from.replaceChildren(); to.replaceChildren();
-  for (const s of r.snapshots) {
-    body.append(el("tr", { "data-id": s.id }, el("td", {}, String(s.id)), el("td", {}, when(s.createdAt)),
-      el("td", {}, s.trigger), el("td", {}, s.status + (s.reason ? ": " + s.reason : "")), el("td", {}, fmt(s.counts.nodes))));
-    from.append(el("option", { value: s.id }, String(s.id)));
-    to.append(el("option", { value: s.id }, String(s.id)));
-  }
-  if (r.snapshots.length > 1) from.value = r.snapshots[1].id;
-}
-
-const place2 = (p) => [p.leaf, p.domain].filter(Boolean).join("/") || "—";
-
-// diffShown is how many entries of each diff list the page asks for and
-// shows; the counts come from the diff's summary, which is complete.
-const diffShown = 50;
-
-function capped(title, items, total, show) {
-  if (!items || !items.length) return null;
-  return el("details", { open: "" }, el("summary", {}, `${title}: ${fmt(total)}`),
-    el("ul", {}, ...items.map((i) => el("li", {}, show(i)))),
-    total > items.length ? el("p", { class: "muted" }, `… ${fmt(total - items.length)} more`) : null);
-}
-
-async function diff(from, to) {
-  const d = await api(`/v1/diff?from=${from}&to=${to}&limit=${diffShown}`);
-  const s = d.summary;
-  const out = document.getElementById("diff");
-  const parts = Object.entries(s).filter(([, v]) => v > 0).map(([k, v]) => `${fmt(v)} ${diffLabel(k, v)}`);
-  const list = (title, key, show) => capped(title, d[key], s[key], show);
-  out.replaceChildren(...[el("p", { class: "diff-summary" }, `${from} → ${to}: ` + (parts.length ? parts.join(", ") : "no change")),
-    list("nodes moved", "nodesMoved", (m) => `${m.name}: ${place2(m.from)} → ${place2(m.to)}`),
-    list("nodes added", "nodesAdded", (n) => n),
-    list("nodes removed", "nodesRemoved", (n) => n),
-    list("switches added", "switchesAdded", (n) => n),
-    list("switches removed", "switchesRemoved", (n) => n),
-    list("switches changed", "switchesChanged", (c) => c.id || JSON.stringify(c)),
-    list("domains added", "domainsAdded", (n) => n),
-    list("domains removed", "domainsRemoved", (n) => n),
-    list("domains changed", "domainsChanged", (n) => n),
-    d.truncated ? el("p", { class: "muted" }, "lists are capped; the counts are complete") : null].filter(Boolean));
-}
-
-// diffLabel names a diff count: "nodesAdded" is "nodes added", or "node
-// added" for one.
-const diffNouns = { nodes: ["node", "nodes"], switches: ["switch", "switches"], domains: ["domain", "domains"] };
-function diffLabel(key, n) {
-  const m = key.match(/^(nodes|switches|domains)([A-Z][a-z]+)$/);
-  return m ? `${diffNouns[m[1]][n === 1 ? 0 : 1]} ${m[2].toLowerCase()}` : key;
-}
-
-async function loadAccounts() {
-  const f = await api("/v1/fairshare").catch(() => null);
-  const list = document.getElementById("accounts");
-  list.replaceChildren();
-  for (const a of (f && f.accounts) || []) if (a.leaf) list.append(el("option", { value: a.account }));
-}
-
-async function place(ev) {
-  ev.preventDefault();
-  const req = {
-    account: document.getElementById("place-account").value,
-    gpus: Number(document.getElementById("place-gpus").value),
-    duration: Math.round(Number(document.getElementById("place-hours").value) * 3600e9),
-  };
-  const within = document.getElementById("place-within").value;
-  if (within) req.within = within;
-  const r = await api("/v1/placements", { method: "POST", body: JSON.stringify(req) });
-  const box = document.getElementById("placement");
-  state.candidates = new Set();
-  document.querySelectorAll(".row.cand").forEach((x) => x.classList.remove("cand"));
-  const items = r.candidates.map((c) => {
-    const s = c.scores;
-    return el("li", { "data-group": c.group },
-      el("a", { onclick: () => highlight(c).catch(showError) }, `#${c.rank} ${c.class} in ${c.group || "the cluster"}`),
-      el("div", { class: "why" }, `${c.nodes.length} nodes · spans ${s.leavesSpanned} leaves and ${s.domainsSpanned} domains under ${s.lcaSwitch || "—"} (level ${s.lcaLevel}) · leaves ${fmt(s.residualFree)} GPUs free · whole free domains ${s.wholeFreeDomainsBefore} → ${s.wholeFreeDomainsAfter}, switches ${s.wholeFreeSwitchesBefore} → ${s.wholeFreeSwitchesAfter}` +
-        (c.victims && c.victims.length ? ` · preempts ${c.victims.map((v) => v.workload).join(", ")}` : "")));
-  });
-  box.replaceChildren(
-    el("p", {}, `${r.request.account}: ${r.allocated ? "allocated" : "unallocated"} work, fair-share standing ${Number(r.standing.fairShare).toFixed(3)} → ${Number(r.standingAfter.fairShare).toFixed(3)} after`),
-    items.length ? el("ol", { class: "cands" }, ...items) : el("p", { class: "muted" }, "no candidate fits now"));
-  if (r.candidates.length) await highlight(r.candidates[0]);
-}
-
-// highlight marks a candidate's nodes and the switches above them and
-// opens the tree at its first node.
-async function highlight(c) {
+// candidate marks a placement candidate's nodes and the switches above
+// them in the tree, opens the tree at its first node and outlines it on
+// the fabric.
+async function candidate(c) {
+  view.fabric.candidate(c, false);
+  clearCandidates();
   state.candidates = new Set(c.nodes.map((n) => "n:" + n.node));
-  document.querySelectorAll(".row.cand").forEach((x) => x.classList.remove("cand"));
   if (!c.nodes.length) return;
   const r = await api("/v1/nodes/" + encodeURIComponent(c.nodes[0].node));
   for (const p of r.path) state.candidates.add(p.id);
-  await reveal(r.path.slice().reverse(), c.nodes[0].node);
+  await reveal(r.path.slice().reverse(), c.nodes[0].node, false);
   for (const key of state.candidates) state.rows.get(key.startsWith("n:") ? key : "s:" + key)?.row.classList.add("cand");
+}
+
+function clearCandidates() {
+  state.candidates = new Set();
+  document.querySelectorAll(".row.cand").forEach((x) => x.classList.remove("cand"));
+}
+
+// treeKeys moves through the tree's rows with the arrow keys: up and
+// down to the previous or next row shown, right opens a switch, left
+// closes it, Enter does what a click does.
+function treeKeys(ev) {
+  const row = ev.target.closest(".row");
+  if (!row) return;
+  const rows = [...document.querySelectorAll("#tree .row")].filter((r) => r.offsetParent !== null);
+  const k = rows.indexOf(row);
+  const open = row.parentElement.querySelector(":scope > ul");
+  switch (ev.key) {
+  case "ArrowDown": rows[k + 1]?.focus(); break;
+  case "ArrowUp": rows[k - 1]?.focus(); break;
+  case "ArrowRight": if (open && open.hidden) row.click(); break;
+  case "ArrowLeft": if (open && !open.hidden) row.click(); break;
+  case "Enter": case " ": row.click(); break;
+  default: return;
+  }
+  ev.preventDefault();
 }
 
 function tabs() {
@@ -358,16 +243,34 @@ function watch() {
       const s = await api("/v1/status");
       if (statusKey(s) === state.statusKey) return;
       await loadStatus(s);
-      await loadTree();
-      await Promise.all([loadHeat(), loadSnapshots()]);
+      await refreshViews();
     } catch (e) {
       showError(e);
     }
   }, 5000);
 }
 
-async function main() {
+// refreshViews reloads what depends on the current topology; a
+// comparison drawn on the fabric stays until it is left.
+async function refreshViews() {
+  await loadTree();
+  await Promise.all([loadHeat(), loadSnapshots(), view.fabric.changes ? null : view.fabric.load()]);
+}
+
+// view is what the panels reach of the page.
+const view = {
+  fabric: null, candidate, clearCandidates, onError: showError,
+  refresh: async () => {
+    await loadStatus();
+    await view.fabric.load();
+    await refreshViews();
+  },
+};
+
+function setup() {
   tabs();
+  view.fabric = new Fabric({ onNode: (n) => showPath(n).catch(showError), onError: showError, explain, accept: (p) => accept(view, p) });
+  document.getElementById("tree").addEventListener("keydown", treeKeys);
   document.getElementById("token-button").addEventListener("click", () => askToken().then((ok) => ok && main()));
   document.getElementById("token-cancel").addEventListener("click", () => document.getElementById("token-dialog").close("cancel"));
   document.getElementById("search-form").addEventListener("submit", (ev) => {
@@ -378,11 +281,15 @@ async function main() {
   });
   document.getElementById("diff-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
-    diff(document.getElementById("diff-from").value, document.getElementById("diff-to").value).catch(showError);
+    diff(view, document.getElementById("diff-from").value, document.getElementById("diff-to").value).catch(showError);
   });
-  document.getElementById("place-form").addEventListener("submit", (ev) => place(ev).catch(showError));
+  document.getElementById("place-form").addEventListener("submit", (ev) => place(view, ev).catch(showError));
+}
+
+async function main() {
   try {
     await loadStatus();
+    await view.fabric.load();
     await loadTree();
     await Promise.all([loadHeat(), loadSnapshots(), loadAccounts()]);
     const q = new URLSearchParams(location.search).get("q");
@@ -399,4 +306,5 @@ async function main() {
   }
 }
 
+setup();
 main();

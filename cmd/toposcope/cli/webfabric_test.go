@@ -1,0 +1,332 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/toposcope/toposcope/topology"
+)
+
+// fabricCase is one model the drawn fabric is checked on: how to write
+// it, how to move some of its nodes, what to search and place.
+type fabricCase struct {
+	name string
+	// write writes the model to path.
+	write func(t *testing.T, path string)
+	// moves are replacements in the model file that move nodes.
+	moves [][2]string
+	// search is a node to look for.
+	search string
+	// gpus is the size of the placement asked for.
+	gpus int
+}
+
+// TestWebFabric drives the drawn fabric in headless Chromium on the
+// bundled mixed model and on a generated 100,000-node fat tree: the
+// canvas draws as many switches, nodes and domains as GET /v1/graph has
+// (nodes under no switch in their own group); a search highlights the
+// node's leaf; a placement outlines exactly the planner's first
+// candidate (the API asked the same); after some nodes move, the
+// comparison of the two snapshots marks exactly the nodes GET /v1/diff
+// says moved, added and removed. It logs the time of the first draw
+// and of a zoom, and keeps a screenshot of each view.
+func TestWebFabric(t *testing.T) {
+	t.Parallel()
+	cases := []fabricCase{
+		{
+			name:  "mixed",
+			write: func(t *testing.T, path string) { copyBundled(t, "mixed", path) },
+			moves: [][2]string{
+				{"nodes: gpu[001-008]", "nodes: gpu[001-007,009]"}, {"nodes: gpu[009-016]", "nodes: gpu[008,010-016]"},
+				{"nodes: gb[01-09]", "nodes: gb[01-08]"}, {"nodes: gb[10-18]", "nodes: gb[09-18]"},
+			},
+			search: "gb12", gpus: 16,
+		},
+		{
+			name:  "fat-tree-100000",
+			write: func(t *testing.T, path string) { genModel(t, path, 100000) },
+			moves: [][2]string{
+				{"nodes: gpu[054305-054336]", "nodes: gpu[054305-054335,054337]"},
+				{"nodes: gpu[054337-054368]", "nodes: gpu[054336,054338-054368]"},
+			},
+			search: "gpu054321", gpus: 64,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testFabric(t, tc)
+		})
+	}
+}
+
+func testFabric(t *testing.T, tc fabricCase) {
+	model := filepath.Join(t.TempDir(), "model.yaml")
+	tc.write(t, model)
+	tctx, base, out := openWebView(t, nil, "", "--model", model, "--interval", "1h")
+	// One record holds a leaf's first nodes, so that the drawing has
+	// occupancy and an account to colour by.
+	g := getGraph(t, base)
+	first := g.Switches()[0].Nodes
+	start := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+	post(t, base+"/v1/ledger", fmt.Sprintf(`{"records":[{"account":"team-a","workload":"train-1","gpus":16,"nodes":[%q,%q],"start":%q,"minRuntime":"4h","allocated":true}]}`,
+		first[0], first[1], start), http.StatusOK)
+	began := time.Now()
+	do(t, tctx, out, "load the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+	loaded := time.Since(began)
+	ds := dataset(t, tctx)
+	t.Logf("%s: page ready in %v; fabric fetched in %s ms, built in %s ms, first drawn %s ms after the fetch began (the draw itself %s ms)",
+		tc.name, loaded.Round(time.Millisecond), ds["fetchMs"], ds["buildMs"], ds["firstDrawMs"], ds["drawMs"])
+
+	// The drawing's counts are the graph's.
+	want := map[string]int{"switches": len(g.Switches()), "nodes": len(g.Nodes()), "domains": len(g.Domains()), "unplaced": len(g.NodesWithoutSwitch())}
+	for k, n := range want {
+		if ds[k] != fmt.Sprint(n) {
+			t.Errorf("the canvas draws %s %s; the graph has %d", ds[k], k, n)
+		}
+	}
+	sum := evalString(t, tctx, `document.getElementById("fabric-summary").textContent`)
+	if !strings.Contains(sum, fmt.Sprintf("%s nodes", commas(len(g.Nodes())))) || !strings.Contains(sum, "16 allocated") {
+		t.Errorf("summary %q; want %d nodes and the record's 16 allocated GPUs", sum, len(g.Nodes()))
+	}
+	screenshot(tctx, t, "fabric-"+tc.name+".png")
+	// Colour by account: the legend names the ledger's account.
+	do(t, tctx, out, "colour by account", chromedp.Click(chromedp.CSS("#by-account")),
+		chromedp.WaitVisible(chromedp.CSS(`#fabric-legend[data-key="accounts:team-a"]`)))
+	screenshot(tctx, t, "fabric-accounts-"+tc.name+".png")
+	do(t, tctx, out, "colour by occupancy", chromedp.Click(chromedp.CSS("#by-account")))
+
+	zoom(t, tctx, out, tc, g)
+
+	// A search highlights the node's leaf.
+	n, _ := g.Node(tc.search)
+	do(t, tctx, out, "search", chromedp.SetValue(chromedp.CSS("#search"), tc.search),
+		chromedp.Click(chromedp.CSS(`#search-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-highlight=%q][data-highlight-node=%q]`, n.Leaf, tc.search))))
+	if focus := evalString(t, tctx, `document.getElementById("fabric-focus").textContent`); !strings.Contains(focus, "leaf "+n.Leaf) {
+		t.Errorf("the focus text %q does not name the leaf %s", focus, n.Leaf)
+	}
+	screenshot(tctx, t, "fabric-search-"+tc.name+".png")
+
+	// A placement outlines the planner's first candidate.
+	req := fmt.Sprintf(`{"account":"team-a","gpus":%d,"duration":3600000000000}`, tc.gpus)
+	var planned struct {
+		Candidates []struct {
+			Nodes []struct{ Node string } `json:"nodes"`
+		} `json:"candidates"`
+	}
+	if err := json.Unmarshal(call(t, http.MethodPost, base+"/v1/placements", req, http.StatusOK), &planned); err != nil || len(planned.Candidates) == 0 {
+		t.Fatalf("placements: %v %+v", err, planned)
+	}
+	var names []string
+	for _, c := range planned.Candidates[0].Nodes {
+		names = append(names, c.Node)
+	}
+	do(t, tctx, out, "rank a placement", chromedp.Click(chromedp.CSS(`.tabs button[data-tab="place"]`)),
+		chromedp.SetValue(chromedp.CSS("#place-account"), "team-a"), chromedp.SetValue(chromedp.CSS("#place-gpus"), fmt.Sprint(tc.gpus)),
+		chromedp.Click(chromedp.CSS(`#place-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-outlined-rank="1"]`)))
+	if got := dataset(t, tctx)["outlined"]; got != strings.Join(names, ",") {
+		t.Errorf("outlined %q; the planner's first candidate is %q", got, strings.Join(names, ","))
+	}
+	screenshot(tctx, t, "fabric-placement-"+tc.name+".png")
+
+	// Nodes move: the comparison marks exactly what the diff lists.
+	data, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tc.moves {
+		if bytes.Count(data, []byte(m[0])) != 1 {
+			t.Fatalf("the model has %q %d times", m[0], bytes.Count(data, []byte(m[0])))
+		}
+		data = bytes.Replace(data, []byte(m[0]), []byte(m[1]), 1)
+	}
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	post(t, base+"/v1/discover", "{}", http.StatusAccepted)
+	waitRuns(t, base, 2, out)
+	do(t, tctx, out, "compare the snapshots", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+		chromedp.Click(chromedp.CSS(`.tabs button[data-tab="snaps"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#snapshots tr[data-id="2"]`)),
+		chromedp.Click(chromedp.CSS(`#diff-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="changes"][data-to="2"]`)))
+	checkMarks(t, tctx, base, 1, 2)
+	t.Logf("%s: both snapshots fetched, merged and drawn in %s ms", tc.name, dataset(t, tctx)["changesMs"])
+	screenshot(tctx, t, "fabric-changes-"+tc.name+".png")
+}
+
+// zoom zooms into the first spine by a click and out by the keyboard,
+// logging how long each took in the page.
+func zoom(t *testing.T, tctx context.Context, out fmt.Stringer, tc fabricCase, g *topology.Graph) {
+	t.Helper()
+	roots := g.Roots()
+	if len(roots) == 0 || len(roots[0].Children) == 0 {
+		return
+	}
+	child := roots[0].Children[0]
+	// The first child's cell starts at the left edge of the second row.
+	var box struct{ X, Y float64 }
+	if err := json.Unmarshal([]byte(evalString(t, tctx, `JSON.stringify((() => { const r = document.getElementById("fabric").getBoundingClientRect(); return {X: r.left, Y: r.top}; })())`)), &box); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	do(t, tctx, out, "zoom into "+child, chromedp.MouseClickXY(box.X+2, box.Y+24*1.5),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-zoom=%q]`, child))))
+	clicked := time.Since(began)
+	draw := dataset(t, tctx)["drawMs"]
+	screenshot(tctx, t, "fabric-zoom-"+tc.name+".png")
+	began = time.Now()
+	do(t, tctx, out, "zoom out by the keyboard", chromedp.Focus(chromedp.CSS("#fabric")), chromedp.KeyEvent(kb.Escape),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-zoom=%q]`, roots[0].ID))))
+	t.Logf("%s: zoom into %s: %v from the click to the drawn picture (draw %s ms); out by Escape: %v (draw %s ms)",
+		tc.name, child, clicked.Round(time.Millisecond), draw, time.Since(began).Round(time.Millisecond), dataset(t, tctx)["drawMs"])
+	// The keyboard walks the tree: from the top down to the first
+	// child, its text said.
+	do(t, tctx, out, "walk down", chromedp.KeyEvent(kb.Home), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown))
+	if f := evalString(t, tctx, `document.getElementById("fabric-focus").textContent`); !strings.Contains(f, "switch "+child) {
+		t.Errorf("after ArrowDown the focus says %q; want switch %s", f, child)
+	}
+}
+
+// checkMarks compares the nodes the drawing marks with GET /v1/diff.
+func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) {
+	t.Helper()
+	var d struct {
+		NodesAdded, NodesRemoved []string
+		NodesMoved               []struct{ Name string }
+		SwitchesAdded            []string
+		SwitchesRemoved          []string
+		Truncated                bool
+	}
+	if err := json.Unmarshal(call(t, http.MethodGet, fmt.Sprintf("%s/v1/diff?from=%d&to=%d&limit=1000", base, from, to), "", http.StatusOK), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Truncated {
+		t.Fatal("the diff is longer than the test reads")
+	}
+	var moved []string
+	for _, m := range d.NodesMoved {
+		moved = append(moved, m.Name)
+	}
+	ds := dataset(t, tctx)
+	for _, c := range []struct {
+		key  string
+		want []string
+	}{{"moved", moved}, {"added", d.NodesAdded}, {"removed", d.NodesRemoved}, {"switchesAdded", d.SwitchesAdded}, {"switchesRemoved", d.SwitchesRemoved}} {
+		got := []string{}
+		if ds[c.key] != "" {
+			got = strings.Split(ds[c.key], ",")
+		}
+		want := append([]string{}, c.want...)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%d → %d: the drawing marks %s %v; the diff lists %v", from, to, c.key, got, want)
+		}
+	}
+	if len(moved) == 0 && len(d.NodesRemoved) == 0 {
+		t.Error("nothing changed: the test changes nothing")
+	}
+}
+
+func do(t *testing.T, ctx context.Context, out fmt.Stringer, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		errText, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("error").textContent`))
+		t.Fatalf("%s: %v (page error: %q)\nservice log:\n%s", what, err, errText, out.String())
+	}
+}
+
+func evalString(t *testing.T, ctx context.Context, js string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return s
+}
+
+// dataset returns the canvas's data attributes.
+func dataset(t *testing.T, ctx context.Context) map[string]string {
+	t.Helper()
+	var ds map[string]string
+	if err := json.Unmarshal([]byte(evalString(t, ctx, `JSON.stringify(Object.assign({}, document.getElementById("fabric").dataset))`)), &ds); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+func getGraph(t *testing.T, base string) *topology.Graph {
+	t.Helper()
+	var g topology.Graph
+	if err := json.Unmarshal(call(t, http.MethodGet, base+"/v1/graph", "", http.StatusOK), &g); err != nil {
+		t.Fatal(err)
+	}
+	return &g
+}
+
+// call sends a request without a token and returns the body of the
+// wanted status.
+func call(t *testing.T, method, url, body string, want int) []byte {
+	t.Helper()
+	return callToken(t, method, url, "", body, want)
+}
+
+func callToken(t *testing.T, method, url, token, body string, want int) []byte {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s = %d %s; want %d", method, url, resp.StatusCode, b, want)
+	}
+	return b
+}
+
+func copyBundled(t *testing.T, name, path string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "providers", "sim", "models", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commas writes n as the page does (en-US grouping).
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
