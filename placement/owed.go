@@ -29,6 +29,14 @@ type usage struct {
 // the spans by account moves little memory.
 type demandSpan struct{ s, e, g int32 }
 
+// owedWindow is where one pass over the ledger counts, in Unix seconds.
+type owedWindow struct {
+	hours int   // whole hours of owed window, at least 1
+	now   int64 // its end
+	from  int64 // its start: now less hours
+	win   int64 // the start of the usage window
+}
+
 // accumulate reads the records once, in order, for each account's window
 // usage, decayed usage (when halfLife > 0), delivered GPU-hours and
 // demand; the demand spans are then grouped by account (a counting sort
@@ -38,47 +46,65 @@ func accumulate(t *Tree, records []Record, idx []int32, now time.Time, window ti
 	n := len(t.accounts)
 	u := usage{own: make([]float64, n), decayed: make([]float64, n), owed: make([]float64, n),
 		delivered: make([]float64, n)}
-	hours := max(int(math.Ceil(window.Hours())), 1)
-	nowS := now.Unix()
-	fromS := nowS - int64(hours)*3600
-	winS := nowS - int64(window/time.Second)
+	w := owedWindow{hours: max(int(math.Ceil(window.Hours())), 1), now: now.Unix()}
+	w.from = w.now - int64(w.hours)*3600
+	w.win = w.now - int64(window/time.Second)
 	var dec *decayTable
 	if halfLife > 0 {
 		dec = newDecayTable(halfLife)
 	}
+	spans, count := u.read(records, idx, w, dec)
+	grouped := groupSpans(spans, idx, count)
+	u.owe(t, grouped, count, w.hours, capacity)
+	for i := n - 1; i > 0; i-- {
+		p := t.accounts[i].Parent
+		u.owed[p] += u.owed[i]
+		u.delivered[p] += u.delivered[i]
+	}
+	return u
+}
+
+// read adds each allocated record's usage, decayed usage (with dec) and
+// delivered GPU-hours to its account (idx, per record; -1: none), and
+// returns its demand span in window w (zero if none) and, at index a+1,
+// the number of demand spans of account a.
+func (u *usage) read(records []Record, idx []int32, w owedWindow, dec *decayTable) ([]demandSpan, []int32) {
 	spans := make([]demandSpan, len(records))
-	count := make([]int32, n+1)
+	count := make([]int32, len(u.own)+1)
 	for i := range records {
 		a := idx[i]
-		if a < 0 {
-			continue
-		}
 		r := &records[i]
-		start, end := r.Start.Unix(), nowS
+		if a < 0 || !r.Allocated {
+			continue // owed and delivered count allocated work only
+		}
+		start, end := r.Start.Unix(), w.now
 		if !r.End.IsZero() {
 			end = min(end, r.End.Unix())
 		}
-		if r.Allocated {
-			g := float64(r.GPUs)
-			u.own[a] += g * float64(max(0, end-max(start, winS)))
-			u.delivered[a] += g * float64(max(0, end-max(start, fromS))) / 3600
-			if dec != nil && start < nowS {
-				u.decayed[a] += g * dec.integral(nowS-end, nowS-start)
-			}
-		}
-		if !r.Allocated {
-			continue // owed and delivered count allocated work only
+		g := float64(r.GPUs)
+		u.own[a] += g * float64(max(0, end-max(start, w.win)))
+		u.delivered[a] += g * float64(max(0, end-max(start, w.from))) / 3600
+		if dec != nil && start < w.now {
+			u.decayed[a] += g * dec.integral(w.now-end, w.now-start)
 		}
 		sub := start
 		if !r.Submit.IsZero() {
 			sub = min(sub, r.Submit.Unix())
 		}
-		sub = max(sub, fromS)
+		sub = max(sub, w.from)
 		if end > sub {
-			spans[i] = demandSpan{s: int32(sub - fromS), e: int32(end - fromS), g: int32(min(r.GPUs, math.MaxInt32))}
+			spans[i] = demandSpan{s: int32(sub - w.from), e: int32(end - w.from), g: int32(min(r.GPUs, math.MaxInt32))}
 			count[a+1]++
 		}
 	}
+	return spans, count
+}
+
+// groupSpans returns the non-empty spans grouped by account (idx, per
+// span), turning count (the spans of account a at index a+1) into the
+// offsets: account a's spans are grouped[count[a]:count[a+1]].
+func groupSpans(spans []demandSpan, idx []int32, count []int32) []demandSpan {
+	n := len(count) - 1
 	for a := range n {
 		count[a+1] += count[a]
 	}
@@ -90,14 +116,21 @@ func accumulate(t *Tree, records []Record, idx []int32, now time.Time, window ti
 			fill[a]++
 		}
 	}
+	return grouped
+}
+
+// owe sums each account's owed GPU-hours over hours: per hour, its
+// demand (its spans, grouped[off[a]:off[a+1]]) capped at its share of
+// capacity.
+func (u *usage) owe(t *Tree, grouped []demandSpan, off []int32, hours, capacity int) {
 	part, diff := make([]float64, hours), make([]float64, hours+1)
-	for a := range n {
-		if count[a] == count[a+1] {
+	for a := range len(off) - 1 {
+		if off[a] == off[a+1] {
 			continue
 		}
 		clear(part)
 		clear(diff)
-		for _, sp := range grouped[count[a]:count[a+1]] {
+		for _, sp := range grouped[off[a]:off[a+1]] {
 			spread(part, diff, float64(sp.s)/3600, float64(sp.e)/3600, float64(sp.g))
 		}
 		entitled := t.accounts[a].Norm * float64(capacity)
@@ -107,12 +140,6 @@ func accumulate(t *Tree, records []Record, idx []int32, now time.Time, window ti
 			u.owed[a] += min(entitled, part[h]+rate)
 		}
 	}
-	for i := n - 1; i > 0; i-- {
-		p := t.accounts[i].Parent
-		u.owed[p] += u.owed[i]
-		u.delivered[p] += u.delivered[i]
-	}
-	return u
 }
 
 // spread adds g GPUs over [hs, he) hours into hourly buckets: partial
