@@ -61,8 +61,37 @@ type state struct {
 // item is a switch (sw >= 0) or a node with no switch (sw < 0).
 type item struct{ sw, node int }
 
+// newState returns the empty cluster of g, with the groups of scope
+// within.
 func newState(g *topology.Graph, within placement.Scope) (*state, error) {
 	s := &state{graph: g, within: within, capsOf: map[int]capCache{}}
+	swIdx := s.addSwitches(g)
+	s.addNodes(g, swIdx)
+	if s.gpus == 0 {
+		return nil, fmt.Errorf("%w: the model has no GPUs", ErrScenario)
+	}
+	s.free = s.gpus
+	for i := range s.switches {
+		if len(s.switches[i].nodes) > 0 {
+			s.leaves = append(s.leaves, i)
+		}
+	}
+	s.groups = s.scopeGroups(g)
+	s.groupOf = make([]int, len(s.nodes))
+	for i := range s.groupOf {
+		s.groupOf[i] = -1
+	}
+	for gi, grp := range s.groups {
+		for _, n := range grp {
+			s.groupOf[n] = gi
+		}
+	}
+	return s, nil
+}
+
+// addSwitches adds g's switches, and the root switches to the tops, and
+// returns the index of each switch ID.
+func (s *state) addSwitches(g *topology.Graph) map[string]int {
 	swIdx := make(map[string]int, len(g.Switches()))
 	for i, sw := range g.Switches() {
 		swIdx[sw.ID] = i
@@ -82,6 +111,13 @@ func newState(g *topology.Graph, within placement.Scope) (*state, error) {
 			s.tops = append(s.tops, item{sw: i, node: -1})
 		}
 	}
+	return swIdx
+}
+
+// addNodes adds g's nodes below their leaves (the tops for those with
+// GPUs and no leaf), counts the GPUs and sets nodeGPUs to the most
+// common GPU count (the larger of equals).
+func (s *state) addNodes(g *topology.Graph, swIdx map[string]int) {
 	counts := map[int]int{}
 	for i, n := range g.Nodes() {
 		sn := snode{name: n.Name, gpus: n.GPUs, free: n.GPUs, leaf: -1}
@@ -103,19 +139,16 @@ func newState(g *topology.Graph, within placement.Scope) (*state, error) {
 			s.nodeGPUs = g
 		}
 	}
-	if s.gpus == 0 {
-		return nil, fmt.Errorf("%w: the model has no GPUs", ErrScenario)
-	}
-	s.free = s.gpus
-	for i := range s.switches {
-		if len(s.switches[i].nodes) > 0 {
-			s.leaves = append(s.leaves, i)
-		}
-	}
-	switch within {
+}
+
+// scopeGroups returns the groups a constrained job must fit in: the
+// leaves' nodes, the domains' or none.
+func (s *state) scopeGroups(g *topology.Graph) [][]int {
+	var groups [][]int
+	switch s.within {
 	case placement.ScopeLeaf:
 		for _, l := range s.leaves {
-			s.groups = append(s.groups, s.switches[l].nodes)
+			groups = append(groups, s.switches[l].nodes)
 		}
 	case placement.ScopeDomain:
 		idx := make(map[string]int, len(g.Nodes()))
@@ -127,19 +160,10 @@ func newState(g *topology.Graph, within placement.Scope) (*state, error) {
 			for _, n := range d.Nodes {
 				grp = append(grp, idx[n])
 			}
-			s.groups = append(s.groups, grp)
+			groups = append(groups, grp)
 		}
 	}
-	s.groupOf = make([]int, len(s.nodes))
-	for i := range s.groupOf {
-		s.groupOf[i] = -1
-	}
-	for gi, grp := range s.groups {
-		for _, n := range grp {
-			s.groupOf[n] = gi
-		}
-	}
-	return s, nil
+	return groups
 }
 
 // shape is a job as the policies see it: pods of per GPUs each, as many
