@@ -210,9 +210,9 @@ function nodeLabel(ctx, m, i, x, w, g, o) {
   ctx.textAlign = "left";
   if (w >= 16) {
     ctx.save();
-    ctx.translate(x + w / 2 + 4, g.bandTop + 26);
+    ctx.translate(x + w / 2 + 4, g.bandTop + 28);
     ctx.rotate(Math.PI / 2);
-    text(ctx, m.names[i], 0, g.bandH - 30, 0);
+    text(ctx, m.names[i], 0, g.bandH - 32, 0);
     ctx.restore();
   }
 }

@@ -260,7 +260,7 @@ export class Fabric {
     const acc = document.getElementById("changes-accept");
     acc.hidden = !pending;
     acc.onclick = pending ? () => this.hooks.accept(pending) : null;
-    if (pending) document.getElementById("changes-text").prepend(`Snapshot ${pending.id} is held back (${pending.reason || "it shrinks the cluster"}); accepting it would make these changes. `);
+    if (pending) document.getElementById("changes-text").prepend(`Snapshot ${pending.id} is held back: ${pending.reason || "it shrinks the cluster"}. Accepting it makes these changes. `);
     summary(this);
   }
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/toposcope/toposcope/testenv/browser"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -102,11 +103,11 @@ func testFabric(t *testing.T, tc fabricCase) {
 	if !strings.Contains(sum, fmt.Sprintf("%s nodes", commas(len(g.Nodes())))) || !strings.Contains(sum, "16 allocated") {
 		t.Errorf("summary %q; want %d nodes and the record's 16 allocated GPUs", sum, len(g.Nodes()))
 	}
-	screenshot(tctx, t, "fabric-"+tc.name+".png")
+	panelShot(tctx, t, "fabric-"+tc.name+".png")
 	// Colour by account: the legend names the ledger's account.
 	do(t, tctx, out, "colour by account", chromedp.Click(chromedp.CSS("#by-account")),
 		chromedp.WaitVisible(chromedp.CSS(`#fabric-legend[data-key="accounts:team-a"]`)))
-	screenshot(tctx, t, "fabric-accounts-"+tc.name+".png")
+	panelShot(tctx, t, "fabric-accounts-"+tc.name+".png")
 	do(t, tctx, out, "colour by occupancy", chromedp.Click(chromedp.CSS("#by-account")))
 
 	zoom(t, tctx, out, tc, g)
@@ -119,7 +120,7 @@ func testFabric(t *testing.T, tc fabricCase) {
 	if focus := evalString(t, tctx, `document.getElementById("fabric-focus").textContent`); !strings.Contains(focus, "leaf "+n.Leaf) {
 		t.Errorf("the focus text %q does not name the leaf %s", focus, n.Leaf)
 	}
-	screenshot(tctx, t, "fabric-search-"+tc.name+".png")
+	panelShot(tctx, t, "fabric-search-"+tc.name+".png")
 
 	// A placement outlines the planner's first candidate.
 	req := fmt.Sprintf(`{"account":"team-a","gpus":%d,"duration":3600000000000}`, tc.gpus)
@@ -167,7 +168,7 @@ func testFabric(t *testing.T, tc fabricCase) {
 		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="changes"][data-to="2"]`)))
 	checkMarks(t, tctx, base, 1, 2)
 	t.Logf("%s: both snapshots fetched, merged and drawn in %s ms", tc.name, dataset(t, tctx)["changesMs"])
-	screenshot(tctx, t, "fabric-changes-"+tc.name+".png")
+	panelShot(tctx, t, "fabric-changes-"+tc.name+".png")
 }
 
 // zoom zooms into the first spine by a click and out by the keyboard,
@@ -189,7 +190,7 @@ func zoom(t *testing.T, tctx context.Context, out fmt.Stringer, tc fabricCase, g
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-zoom=%q]`, child))))
 	clicked := time.Since(began)
 	draw := dataset(t, tctx)["drawMs"]
-	screenshot(tctx, t, "fabric-zoom-"+tc.name+".png")
+	panelShot(tctx, t, "fabric-zoom-"+tc.name+".png")
 	began = time.Now()
 	do(t, tctx, out, "zoom out by the keyboard", chromedp.Focus(chromedp.CSS("#fabric")), chromedp.KeyEvent(kb.Escape),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-zoom=%q]`, roots[0].ID))))
@@ -329,4 +330,116 @@ func commas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestWebFabricAccept: on a service with read and write tokens, a
+// discovery that loses a leaf switch and its eight nodes is held back;
+// the page (given the read token) draws what it would remove, exactly
+// the diff's nodes and switch, and its accept button, refused for the
+// read token, asks for a token with the write scope and then accepts.
+func TestWebFabricAccept(t *testing.T) {
+	t.Parallel()
+	ctx := browser.Start(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.yaml")
+	copyBundled(t, "mixed", model)
+	const reader, writer = "read-token-0123456789abcdef", "write-token-0123456789abcdef"
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("read:"+reader+"\nwrite:"+writer+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "provider:\n  name: sim\n  params:\n    model: %s\nserver:\n  listen: %s\n  auth:\n    tokensFile: %s\ndiscovery:\n  interval: 1h\n",
+		model, addr, tokens), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := serveInProcess(t, "serve", "--config", cfg, "--store", filepath.Join(dir, "s.db"), "--allow-root")
+	base := "http://" + addr
+	runs := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			req, _ := http.NewRequest(http.MethodGet, base+"/v1/runs", nil)
+			req.Header.Set("Authorization", "Bearer "+reader)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				if strings.Count(string(b), `"trigger":`) >= n {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no run %d:\n%s", n, out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	runs(1)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	do(t, tctx, out, "load with the read token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token-dialog[open]")),
+		chromedp.SetValue(chromedp.CSS("#token-input"), reader), chromedp.Click(chromedp.CSS(`#token-form button[value="ok"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+
+	data, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const leaf2 = "      - id: leaf2\n        nodes: gpu[009-016]\n"
+	if !bytes.Contains(data, []byte(leaf2)) {
+		t.Fatalf("the mixed model has no %q", leaf2)
+	}
+	if err := os.WriteFile(model, bytes.Replace(data, []byte(leaf2), nil, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	callToken(t, http.MethodPost, base+"/v1/discover", writer, "{}", http.StatusAccepted)
+	runs(2)
+	do(t, tctx, out, "show the held-back shrink", chromedp.WaitVisible(chromedp.CSS(`body[data-pending="2"]`)),
+		chromedp.Click(chromedp.CSS("#pending-show")), chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="changes"][data-to="2"]`)))
+	ds := dataset(t, tctx)
+	var d struct {
+		NodesRemoved    []string
+		SwitchesRemoved []string
+	}
+	if err := json.Unmarshal(callToken(t, http.MethodGet, base+"/v1/diff?from=1&to=2&limit=1000", reader, "", http.StatusOK), &d); err != nil {
+		t.Fatal(err)
+	}
+	if ds["removed"] != strings.Join(d.NodesRemoved, ",") || ds["switchesRemoved"] != strings.Join(d.SwitchesRemoved, ",") || len(d.NodesRemoved) != 8 {
+		t.Errorf("the drawing marks removed %q and %q; the diff lists %v and %v", ds["removed"], ds["switchesRemoved"], d.NodesRemoved, d.SwitchesRemoved)
+	}
+	if text := evalString(t, tctx, `document.getElementById("changes-text").textContent`); !strings.Contains(text, "Snapshot 2 is held back") {
+		t.Errorf("the changes bar says %q", text)
+	}
+	screenshot(tctx, t, "fabric-pending.png")
+	do(t, tctx, out, "accept with the write token", chromedp.Click(chromedp.CSS("#changes-accept")),
+		chromedp.WaitVisible(chromedp.CSS("#token-dialog[open]")))
+	if why := evalString(t, tctx, `document.getElementById("token-why").textContent`); !strings.Contains(why, "write scope") {
+		t.Errorf("the token dialog says %q; want it to ask for the write scope", why)
+	}
+	do(t, tctx, out, "give the write token", chromedp.SetValue(chromedp.CSS("#token-input"), writer),
+		chromedp.Click(chromedp.CSS(`#token-form button[value="ok"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-snapshot="2"][data-pending=""]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="current"][data-nodes="34"]`)))
+	var st struct{ Current struct{ ID int } }
+	if err := json.Unmarshal(callToken(t, http.MethodGet, base+"/v1/status", reader, "", http.StatusOK), &st); err != nil || st.Current.ID != 2 {
+		t.Errorf("after the accept the current snapshot is %d (%v); want 2", st.Current.ID, err)
+	}
+}
+
+// panelShot writes the drawn fabric's panel as a PNG to the test's
+// artifact directory.
+func panelShot(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#fabric-panel")))
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(t.ArtifactDir(), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Error(err)
+		return
+	}
+	t.Logf("screenshot %s (%d bytes)", path, len(png))
 }
