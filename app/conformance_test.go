@@ -89,12 +89,13 @@ func TestProviderContract(t *testing.T) {
 	}
 }
 
-// TestEngineContract runs every registered engine through the same checks
-// on graphs from the first provider.
+// TestEngineContract runs every registered engine, and the template a
+// new engine is copied from (engines/example, not shipped), through the
+// same checks on graphs from the first provider.
 func TestEngineContract(t *testing.T) {
 	t.Parallel()
 	g := exampleGraph(t)
-	for _, f := range app.Engines() {
+	for _, f := range testedEngines() {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
 			if f.Summary == "" || f.Example == "" || f.New == nil {

@@ -58,18 +58,18 @@ type spec struct {
 }
 
 // allSpecs are the shipped plugins' specs.
-func allSpecs() []spec { return specsOf(app.Providers()) }
+func allSpecs() []spec { return specsOf(app.Providers(), app.Engines()) }
 
 // testedSpecs are the specs of every plugin the contract tests run,
-// the template provider's too.
-func testedSpecs() []spec { return specsOf(testedProviders()) }
+// the templates' too.
+func testedSpecs() []spec { return specsOf(testedProviders(), testedEngines()) }
 
-func specsOf(provs []providers.Factory) []spec {
+func specsOf(provs []providers.Factory, engs []engines.Factory) []spec {
 	var out []spec
 	for _, f := range provs {
 		out = append(out, spec{"provider", f.Name, f.Params})
 	}
-	for _, f := range app.Engines() {
+	for _, f := range engs {
 		out = append(out, spec{"engine", f.Name, f.Params})
 	}
 	return out

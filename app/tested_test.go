@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/toposcope/toposcope/app"
+	"github.com/toposcope/toposcope/engines"
+	engineexample "github.com/toposcope/toposcope/engines/example"
 	"github.com/toposcope/toposcope/plugins"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/providers/example"
@@ -16,10 +18,16 @@ func testedProviders() []providers.Factory {
 	return append(app.Providers(), example.NewFactory())
 }
 
-// testedRegistry is the shipped registry with the template provider added.
+// testedEngines are the shipped engines and the template a new one is
+// copied from (engines/example, not shipped), as testedProviders.
+func testedEngines() []engines.Factory {
+	return append(app.Engines(), engineexample.NewFactory())
+}
+
+// testedRegistry is the shipped registry with the templates added.
 func testedRegistry(t *testing.T) *plugins.Registry {
 	t.Helper()
-	r, err := plugins.New(plugins.Lists{Providers: testedProviders(), Engines: app.Engines(), LedgerSources: app.LedgerSources()})
+	r, err := plugins.New(plugins.Lists{Providers: testedProviders(), Engines: testedEngines(), LedgerSources: app.LedgerSources()})
 	if err != nil {
 		t.Fatal(err)
 	}

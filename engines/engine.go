@@ -10,6 +10,9 @@ import (
 	"log/slog"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/internal/registry"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -113,3 +116,24 @@ func (d Deps) WithDefaults() Deps {
 // Factory describes one engine to the registry (internal/registry has
 // the meaning of each field).
 type Factory = registry.Factory[Engine, Deps]
+
+// NewFactory is the factory of an engine built from its typed Config,
+// as providers.NewFactory is a provider's: New decodes params over
+// defaults strictly (registry.Decoded: unknown keys and Validate's
+// errors name the key and its line) and builds through build, and
+// Params are read from the Config's tags.
+func NewFactory[C any, PC interface {
+	*C
+	config.Validator
+}, E Engine](name, summary, example string, defaults C, build func(C, Deps) (E, error)) Factory {
+	return Factory{
+		Name: name, Summary: summary, Example: example, Params: config.SpecOf(defaults),
+		New: func(params *yaml.Node, prefix string, deps Deps) (Engine, error) {
+			e, err := registry.Decoded[C, PC](params, prefix, deps, defaults, build)
+			if err != nil {
+				return nil, err // not a nil *E in an interface
+			}
+			return e, nil
+		},
+	}
+}

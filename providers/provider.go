@@ -147,12 +147,9 @@ func Decoded[C any, PC interface {
 	*C
 	config.Validator
 }, P Provider](params *yaml.Node, prefix string, deps Deps, cfg C, build func(C, Deps) (P, error)) (Provider, error) {
-	if err := config.Decode(params, PC(&cfg), prefix); err != nil {
-		return nil, err
-	}
-	p, err := build(cfg, deps)
+	p, err := registry.Decoded[C, PC](params, prefix, deps, cfg, build)
 	if err != nil {
-		return nil, config.Located(params, prefix, err)
+		return nil, err // not a nil *P in an interface
 	}
 	return p, nil
 }

@@ -149,6 +149,27 @@ func (k *Kind[P, D]) ForRequest(name, field string, configured, requested *yaml.
 	return k.New(name, field, config.Overlay(configured, requested), deps)
 }
 
+// Decoded is the body of a typed plugin's New: it decodes params over
+// cfg (the plugin's defaults) strictly, validating through *C, builds
+// the plugin with build, and puts the field errors of build where they
+// stand: prefix in front of their fields, and the line of their key
+// (config.Located).
+func Decoded[C any, PC interface {
+	*C
+	config.Validator
+}, B, D any](params *yaml.Node, prefix string, deps D, cfg C, build func(C, D) (B, error)) (B, error) {
+	if err := config.Decode(params, PC(&cfg), prefix); err != nil {
+		var zero B
+		return zero, err
+	}
+	p, err := build(cfg, deps)
+	if err != nil {
+		var zero B
+		return zero, config.Located(params, prefix, err)
+	}
+	return p, nil
+}
+
 // Find returns the element of fs whose name (nameOf) is name; the error
 // names kind, lists the known names, suggests the closest one, and wraps
 // ErrUnknownPlugin.
