@@ -102,14 +102,33 @@ type AccountReport struct {
 }
 
 func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report {
-	jobs, out := rp.jobs, rp.out
+	jobs := rp.jobs
 	r := &Report{Policy: policy, Jobs: len(jobs), Events: rp.idle.events, Starts: make([]float64, len(jobs)),
 		Preemptions: rp.preemptions, LostGPUHours: round2(rp.lostGPUSec / 3600), Defragmentations: rp.defrags}
 	if len(jobs) == 0 {
 		return r
 	}
+	waits := r.jobFigures(jobs, rp.out)
+	recs := usageRecords(rp)
+	var useful, end float64
+	for _, sg := range rp.segs {
+		end = max(end, sg.end)
+		useful += float64(jobs[sg.job].GPUs) * (sg.end - sg.lost - sg.start)
+	}
+	r.UsefulGPUHours, r.RedoneGPUHours = round2(useful/3600), r.LostGPUHours
+	r.waitFigures(jobs, waits)
+	r.SpanSeconds = end - jobs[0].Submit
+	r.windowFigures(rp, s.gpus, end)
+	r.accountFigures(tree, recs, jobs, end, s.gpus)
+	return r
+}
+
+// jobFigures sets each job's start, the mean wait, the multi-node jobs'
+// leaf span and LCA level and the largest job's GPUs from the outcomes,
+// and returns each job's wait.
+func (r *Report) jobFigures(jobs []Job, out []outcome) []float64 {
 	waits := make([]float64, len(jobs))
-	var spanSum, lcaSum, end float64
+	var spanSum, lcaSum float64
 	for i, j := range jobs {
 		o := out[i]
 		r.Starts[i] = o.start
@@ -122,18 +141,17 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 		}
 		r.LargestJobGPUs = max(r.LargestJobGPUs, j.GPUs)
 	}
-	recs := usageRecords(rp)
-	var useful float64
-	for _, sg := range rp.segs {
-		end = max(end, sg.end)
-		useful += float64(jobs[sg.job].GPUs) * (sg.end - sg.lost - sg.start)
-	}
-	r.UsefulGPUHours, r.RedoneGPUHours = round2(useful/3600), r.LostGPUHours
 	r.WaitMean /= float64(len(jobs))
 	if r.MultiNodeJobs > 0 {
 		r.MeanLeafSpan = spanSum / float64(r.MultiNodeJobs)
 		r.MeanLCALevel = lcaSum / float64(r.MultiNodeJobs)
 	}
+	return waits
+}
+
+// waitFigures sets the largest jobs' mean wait, the debug jobs' and the
+// wait percentiles from each job's wait; it sorts waits.
+func (r *Report) waitFigures(jobs []Job, waits []float64) {
 	n := 0
 	for i, j := range jobs {
 		if j.GPUs == r.LargestJobGPUs {
@@ -154,7 +172,13 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 	}
 	slices.Sort(waits)
 	r.WaitP50, r.WaitP90 = percentile(waits, 0.5), percentile(waits, 0.9)
-	r.SpanSeconds = end - jobs[0].Submit
+}
+
+// windowFigures sets the occupancy by useful work over the arrival
+// window (first to last submit; to the last end, when they are one) of a
+// cluster of gpus GPUs, and the idle GPUs averaged over it.
+func (r *Report) windowFigures(rp *replayer, gpus int, end float64) {
+	jobs := rp.jobs
 	w0, w1 := jobs[0].Submit, jobs[len(jobs)-1].Submit
 	if w1 <= w0 {
 		w1 = end
@@ -164,14 +188,19 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 		for _, sg := range rp.segs {
 			gpuSec += float64(jobs[sg.job].GPUs) * max(0, min(w1, sg.end-sg.lost)-max(w0, sg.start))
 		}
-		r.Occupancy = gpuSec / (float64(s.gpus) * (w1 - w0))
+		r.Occupancy = gpuSec / (float64(gpus) * (w1 - w0))
 	}
 	if jw := jobs[len(jobs)-1].Submit - w0; jw > 0 {
 		r.PartNodeFreeGPUs = round2(rp.idle.partSec / jw)
 		r.HeadBlockedFreeGPUs = round2(rp.idle.blockedSec / jw)
 	}
+}
+
+// accountFigures sets each account's owed and delivered GPU-hours from
+// the usage records recs over the span, ending at end, on gpus GPUs.
+func (r *Report) accountFigures(tree *placement.Tree, recs []placement.Record, jobs []Job, end float64, gpus int) {
 	window := time.Duration(math.Ceil(r.SpanSeconds/3600)) * time.Hour
-	owed, delivered := placement.OwedDelivered(tree, recs, epoch(end), window, s.gpus)
+	owed, delivered := placement.OwedDelivered(tree, recs, epoch(end), window, gpus)
 	for _, a := range accountsOf(jobs) {
 		i, _ := tree.Lookup(a)
 		ar := AccountReport{Account: a, Owed: round2(owed[i]), Delivered: round2(delivered[i])}
@@ -184,7 +213,6 @@ func report(s *state, rp *replayer, policy string, tree *placement.Tree) *Report
 		r.Accounts = append(r.Accounts, ar)
 	}
 	r.CappedDeliveredRatio = cappedRatio(tree, owed, delivered)
-	return r
 }
 
 // cappedRatio is Σ min(delivered, owed) / Σ owed over the tree's
