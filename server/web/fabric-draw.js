@@ -99,6 +99,12 @@ function drawSwitches(ctx, m, g, pat, o) {
       ctx.strokeRect(x0 + inset + 0.5, y + 1.5, w - 2 * inset - 1, ROW - 3);
     }
     if (s.mark) outline(ctx, x0 + 1, y + 1, w - 2, ROW - 2, MARK_COLOUR[s.mark], s.mark === MARK.changed ? [4, 2] : []);
+    // changes below: a tab on the cell's top, 4 pixels at least, so that
+    // one moved node among 100,000 can be found
+    if (s.changed) {
+      ctx.fillStyle = MARK_COLOUR[s.markBelow];
+      ctx.fillRect(x0 + w / 2 - Math.max(w, 4) / 2, y, Math.max(w, 4), 4);
+    }
     if (o.cand.switches.has(i)) outline(ctx, x0 + 1, y + 1, w - 2, ROW - 2, COLOURS.cand, o.cand.hover ? [5, 3] : []);
     if (i === o.focus.sw) outline(ctx, x0 + 1, y + 1, w - 2, ROW - 2, "#000", [2, 2]);
     if (Math.min(x1, g.w) - Math.max(x0, 0) >= 22) {
@@ -277,7 +283,7 @@ function drawColumns(ctx, m, g, pat, o) {
     }
     if (mark[c]) {
       ctx.fillStyle = MARK_COLOUR[mark[c]];
-      ctx.fillRect(c, g.stripTop, 1, STRIP);
+      ctx.fillRect(c - 1, g.stripTop, 3, STRIP);
     }
     if (cand[c]) {
       ctx.fillStyle = COLOURS.cand;

@@ -23,60 +23,84 @@ export function raw(doc) {
   return { snapshot: doc.snapshot, counts: doc.counts, switches, unplaced: nodesOf(doc.unplaced || {}), domainNames };
 }
 
-// at reads node k of a node list: name, GPUs, domain, sub-domain, mark.
-function at(l, k) {
-  return { name: l.names[k], gpus: typeof l.gpus === "number" ? l.gpus : l.gpus[k], dom: l.dom ? l.dom[k] : "",
-    sub: l.sub ? l.sub[k] : "", mark: l.mark ? l.mark[k] : 0 };
-}
-
-// list makes a node list of nodes read with at.
-function list(nodes) {
-  return { names: nodes.map((n) => n.name), gpus: nodes.map((n) => n.gpus), dom: nodes.map((n) => n.dom),
-    sub: nodes.map((n) => n.sub), mark: nodes.map((n) => n.mark) };
+// flat lists every node of a raw fabric (in order) with its switch's ID
+// ("" for none), GPUs, domain and sub-domain.
+function flat(r) {
+  const out = { names: [], leaf: [], gpus: [], dom: [], sub: [] };
+  const add = (l, id) => {
+    for (let k = 0; k < l.names.length; k++) {
+      out.names.push(l.names[k]);
+      out.leaf.push(id);
+      out.gpus.push(typeof l.gpus === "number" ? l.gpus : l.gpus[k]);
+      out.dom.push(l.dom ? l.dom[k] : "");
+      out.sub.push(l.sub ? l.sub[k] : "");
+    }
+  };
+  for (const s of r.switches) add(s.nodes, s.id);
+  add(r.unplaced, "");
+  return out;
 }
 
 // union merges the raw fabrics of two snapshots: everything of "to" in its
 // place, and what only "from" has (removed switches and nodes) where it
 // was; every node and switch is marked added, removed, moved or changed.
 export function union(from, to) {
+  const a = flat(from);
+  const was = new Map();
+  for (let k = 0; k < a.names.length; k++) was.set(a.names[k], k);
+  const kept = new Uint8Array(a.names.length);
+  // marked adds to a node list of "to" its marks, and the nodes "from"
+  // had there that "to" has nowhere (removed) after them.
+  const marked = (l, leaf) => {
+    const mark = new Array(l.names.length);
+    for (let k = 0; k < l.names.length; k++) {
+      const i = was.get(l.names[k]);
+      if (i === undefined) mark[k] = MARK.added;
+      else {
+        kept[i] = 1;
+        const dom = l.dom ? l.dom[k] : "", sub = l.sub ? l.sub[k] : "";
+        mark[k] = a.leaf[i] !== leaf || a.dom[i] !== dom || a.sub[i] !== sub ? MARK.moved : MARK.none;
+      }
+    }
+    return { names: l.names, gpus: l.gpus, dom: l.dom, sub: l.sub, mark, leaf };
+  };
   const fromSw = new Map(from.switches.map((s) => [s.id, s]));
   const toSw = new Map(to.switches.map((s) => [s.id, s]));
-  const fromNode = new Map();
-  const each = (r, fn) => {
-    for (const s of r.switches) for (let k = 0; k < s.nodes.names.length; k++) fn(at(s.nodes, k), s.id);
-    for (let k = 0; k < r.unplaced.names.length; k++) fn(at(r.unplaced, k), "");
-  };
-  each(from, (n, leaf) => fromNode.set(n.name, { leaf, n }));
-  const toNames = new Set();
-  each(to, (n) => toNames.add(n.name));
-  const marked = (l, leaf) => l.names.map((_, k) => {
-    const n = at(l, k);
-    const old = fromNode.get(n.name);
-    if (!old) n.mark = MARK.added;
-    else if (old.leaf !== leaf || old.n.dom !== n.dom || old.n.sub !== n.sub) n.mark = MARK.moved;
-    return n;
-  });
-  // Removed nodes go back under their old switch (or the nodes under no
-  // switch), after the nodes "to" has there.
+  const lists = to.switches.map((s) => marked(s.nodes, s.id));
+  const unplaced = marked(to.unplaced, "");
   const removedAt = new Map();
-  for (const [name, o] of fromNode) {
-    if (toNames.has(name)) continue;
-    if (!removedAt.has(o.leaf)) removedAt.set(o.leaf, []);
-    removedAt.get(o.leaf).push(Object.assign(o.n, { mark: MARK.removed }));
+  for (let i = 0; i < a.names.length; i++) {
+    if (kept[i]) continue;
+    if (!removedAt.has(a.leaf[i])) removedAt.set(a.leaf[i], []);
+    removedAt.get(a.leaf[i]).push(i);
   }
-  const switches = to.switches.map((s) => {
+  // withRemoved appends the removed nodes of leaf to list l.
+  const withRemoved = (l) => {
+    const gone = removedAt.get(l.leaf) || [];
+    if (!gone.length) return l;
+    const n = l.names.length;
+    const pick = (own, fromList) => (own ? Array.from({ length: n }, (_, k) => (typeof own === "number" ? own : own[k])) : new Array(n).fill(""))
+      .concat(gone.map((i) => fromList[i]));
+    return {
+      names: l.names.concat(gone.map((i) => a.names[i])), gpus: pick(l.gpus, a.gpus), dom: pick(l.dom, a.dom), sub: pick(l.sub, a.sub),
+      mark: l.mark.concat(gone.map(() => MARK.removed)),
+    };
+  };
+  const switches = to.switches.map((s, k) => {
     const old = fromSw.get(s.id);
     let mark = MARK.none;
     if (!old) mark = MARK.added;
     else if (old.parent !== s.parent || old.level !== s.level || old.name !== s.name) mark = MARK.changed;
-    return Object.assign({}, s, { mark, nodes: list(marked(s.nodes, s.id).concat(removedAt.get(s.id) || [])) });
+    return Object.assign({}, s, { mark, nodes: withRemoved(lists[k]) });
   });
   for (const s of from.switches) {
-    if (!toSw.has(s.id)) switches.push(Object.assign({}, s, { mark: MARK.removed, nodes: list(removedAt.get(s.id) || []) }));
+    if (!toSw.has(s.id)) {
+      switches.push(Object.assign({}, s, { mark: MARK.removed, nodes: withRemoved({ names: [], gpus: [], dom: null, sub: null, mark: [], leaf: s.id }) }));
+    }
   }
   return {
     snapshot: to.snapshot, counts: to.counts, switches, domainNames: new Map([...from.domainNames, ...to.domainNames]),
-    unplaced: list(marked(to.unplaced, "").concat(removedAt.get("") || [])),
+    unplaced: withRemoved(unplaced),
   };
 }
 
@@ -197,14 +221,20 @@ export function occupy(m, occ, order) {
 // sumBelow totals, per switch, the GPUs below it and how they are held.
 function sumBelow(m) {
   for (const s of m.sw) {
-    let g = 0, a = 0, u = 0, p = 0;
+    let g = 0, a = 0, u = 0, p = 0, c = 0, k = 0;
     for (let i = s.first; i < s.last; i++) {
       g += m.gpus[i];
       a += m.alloc[i];
       u += m.unalloc[i];
       p += m.prot[i];
+      if (m.mark[i]) {
+        c++;
+        k = k === MARK.removed ? k : m.mark[i];
+      }
     }
-    Object.assign(s, { gpus: g, alloc: a, unalloc: u, prot: p, nodes: s.last - s.first });
+    // changed counts the marked nodes below; markBelow is the mark shown
+    // for them (removed first).
+    Object.assign(s, { gpus: g, alloc: a, unalloc: u, prot: p, nodes: s.last - s.first, changed: c, markBelow: k });
   }
 }
 

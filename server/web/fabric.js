@@ -35,6 +35,7 @@ export class Fabric {
     });
     document.getElementById("zoom-out").addEventListener("click", () => this.zoomOut());
     document.getElementById("changes-back").addEventListener("click", () => this.load().catch(hooks.onError));
+    document.getElementById("changes-next").addEventListener("click", () => this.nextChange());
     new ResizeObserver(() => this.m && this.redraw()).observe(this.canvas.parentElement);
   }
 
@@ -72,6 +73,7 @@ export class Fabric {
     ds.unplaced = String(m.sw.filter((s) => s.unplaced).reduce((n, s) => n + s.nodes, 0));
     ds.highlight = "";
     ds.outlined = "";
+    this.say("");
     this.zoomTo(-1, false);
     if (keep && !this.changes) this.candidate(keep, false);
   }
@@ -228,6 +230,20 @@ export class Fabric {
   // uncandidate goes back from a hovered candidate to the first one.
   uncandidate() {
     if (this.primary) this.candidate(this.primary, false);
+  }
+
+  // nextChange zooms into the next leaf that holds a change, after the
+  // one shown, and focuses its first changed node.
+  nextChange() {
+    const m = this.m;
+    const from = this.zoom >= 0 ? m.sw[this.zoom].last : 0;
+    for (let k = 0; k < m.names.length; k++) {
+      const i = (from + k) % m.names.length;
+      if (!m.mark[i]) continue;
+      this.zoomTo(m.leaf[i], false);
+      this.focusOn({ node: i });
+      return;
+    }
   }
 
   // showChanges draws the union of two snapshots with what was added,

@@ -166,9 +166,16 @@ func testFabric(t *testing.T, tc fabricCase) {
 		chromedp.WaitVisible(chromedp.CSS(`#snapshots tr[data-id="2"]`)),
 		chromedp.Click(chromedp.CSS(`#diff-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="changes"][data-to="2"]`)))
-	checkMarks(t, tctx, base, 1, 2)
+	leaves := checkMarks(t, tctx, base, 1, 2)
 	t.Logf("%s: both snapshots fetched, merged and drawn in %s ms", tc.name, dataset(t, tctx)["changesMs"])
 	panelShot(tctx, t, "fabric-changes-"+tc.name+".png")
+	// "next change" zooms into a leaf that holds a moved node.
+	do(t, tctx, out, "go to the next change", chromedp.Click(chromedp.CSS("#changes-next")),
+		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-zoom]:not([data-zoom=""])`)))
+	if z := dataset(t, tctx)["zoom"]; !leaves[z] {
+		t.Errorf("next change shows %q; the moved nodes are on %v", z, leaves)
+	}
+	panelShot(tctx, t, "fabric-changes-next-"+tc.name+".png")
 }
 
 // zoom zooms into the first spine by a click and out by the keyboard,
@@ -204,15 +211,19 @@ func zoom(t *testing.T, tctx context.Context, out fmt.Stringer, tc fabricCase, g
 	}
 }
 
-// checkMarks compares the nodes the drawing marks with GET /v1/diff.
-func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) {
+// checkMarks compares the nodes the drawing marks with GET /v1/diff and
+// returns the leaves the moved nodes are on.
+func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) map[string]bool {
 	t.Helper()
 	var d struct {
 		NodesAdded, NodesRemoved []string
-		NodesMoved               []struct{ Name string }
-		SwitchesAdded            []string
-		SwitchesRemoved          []string
-		Truncated                bool
+		NodesMoved               []struct {
+			Name string
+			To   struct{ Leaf string }
+		}
+		SwitchesAdded   []string
+		SwitchesRemoved []string
+		Truncated       bool
 	}
 	if err := json.Unmarshal(call(t, http.MethodGet, fmt.Sprintf("%s/v1/diff?from=%d&to=%d&limit=1000", base, from, to), "", http.StatusOK), &d); err != nil {
 		t.Fatal(err)
@@ -221,8 +232,10 @@ func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) {
 		t.Fatal("the diff is longer than the test reads")
 	}
 	var moved []string
+	leaves := map[string]bool{}
 	for _, m := range d.NodesMoved {
 		moved = append(moved, m.Name)
+		leaves[m.To.Leaf] = true
 	}
 	ds := dataset(t, tctx)
 	for _, c := range []struct {
@@ -243,6 +256,7 @@ func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) {
 	if len(moved) == 0 && len(d.NodesRemoved) == 0 {
 		t.Error("nothing changed: the test changes nothing")
 	}
+	return leaves
 }
 
 func do(t *testing.T, ctx context.Context, out fmt.Stringer, what string, steps ...chromedp.Action[chromedp.Void]) {
