@@ -45,6 +45,11 @@ type Config struct {
 // DefaultConfig returns the defaults: standard output, domain labels.
 func DefaultConfig() Config { return Config{} }
 
+// CLIFlags implements config.Flagged: --output.
+func (*Config) CLIFlags() []config.Flag {
+	return []config.Flag{{Name: "output", Key: "output", Usage: "output file (written atomically); default standard output"}}
+}
+
 // Validate reports invalid fields; every value is valid today.
 func (c *Config) Validate() error { return nil }
 

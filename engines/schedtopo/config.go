@@ -95,6 +95,9 @@ func (c *Config) Scheduler() Scheduler { return c.sched }
 // KubeTarget implements kube.Target.
 func (c *Config) KubeTarget() (*kubeclient.ClientConfig, *string) { return &c.ClientConfig, &c.Mode }
 
+// CLIFlags implements config.Flagged: kube.CLIFlags.
+func (*Config) CLIFlags() []config.Flag { return kube.CLIFlags() }
+
 // Validate reports every invalid field as a config.FieldError. A Config
 // must come from DefaultConfig, which sets its scheduler.
 func (c *Config) Validate() error {

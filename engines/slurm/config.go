@@ -160,6 +160,17 @@ func DefaultConfig() Config {
 	}
 }
 
+// CLIFlags implements config.Flagged: --plugin, --slurm-version,
+// --output and --reconfigure.
+func (*Config) CLIFlags() []config.Flag {
+	return []config.Flag{
+		{Name: "plugin", Key: "plugin", Usage: "topology/tree, topology/block or topology/yaml"},
+		{Name: "slurm-version", Key: "slurmVersion", Usage: "target Slurm version, e.g. 24.11"},
+		{Name: "output", Key: "output", Usage: "output file (written atomically); default standard output"},
+		{Name: "reconfigure", Key: "reconfigure", Bool: true, Usage: "after --output changed, run the engine's reconfigureCommand (default: scontrol reconfigure)"},
+	}
+}
+
 // Validate reports every invalid field as a config.FieldError; a setting
 // the target Slurm version cannot express also wraps
 // engines.ErrInexpressible.

@@ -39,6 +39,9 @@ func DefaultConfig() Config {
 // KubeTarget implements kube.Target.
 func (c *Config) KubeTarget() (*kubeclient.ClientConfig, *string) { return &c.ClientConfig, &c.Mode }
 
+// CLIFlags implements config.Flagged: kube.CLIFlags.
+func (*Config) CLIFlags() []config.Flag { return kube.CLIFlags() }
+
 // Validate reports every invalid field as a config.FieldError.
 func (c *Config) Validate() error {
 	errs := []error{c.ClientConfig.Validate(), kube.CheckMode("mode", c.Mode)}

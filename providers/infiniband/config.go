@@ -77,6 +77,15 @@ func DefaultConfig() Config {
 	}
 }
 
+// CLIFlags implements config.Flagged: --ibnetdiscover-output and
+// --ibnetdiscover-command.
+func (*Config) CLIFlags() []config.Flag {
+	return []config.Flag{
+		{Name: "ibnetdiscover-output", Key: "output", Usage: "read saved ibnetdiscover output from FILE"},
+		{Name: "ibnetdiscover-command", Key: "command", Usage: "run CMD (split at spaces and run without a shell, e.g. 'ssh head1 ibnetdiscover') to get ibnetdiscover output"},
+	}
+}
+
 // Validate reports every invalid field as config.FieldErrors.
 func (c *Config) Validate() error {
 	var errs []error

@@ -36,6 +36,11 @@ func DefaultConfig() Config {
 	return Config{Model: "small-tree"}
 }
 
+// CLIFlags implements config.Flagged: --model.
+func (*Config) CLIFlags() []config.Flag {
+	return []config.Flag{{Name: "model", Key: "model", Usage: "bundled model name or model file path"}}
+}
+
 // Validate reports an invalid configuration as config.FieldErrors.
 func (c *Config) Validate() error {
 	if strings.TrimSpace(c.Model) == "" {

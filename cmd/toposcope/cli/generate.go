@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/engines"
@@ -25,21 +26,16 @@ type generateOptions struct {
 	configPath      string
 	provider        string
 	engine          string
-	model           string
-	plugin          string
-	slurmVersion    string
-	output          string
-	reconfigure     bool
-	kubeconfig      string
-	ibOutput        string
-	ibCommand       string
-	dryRun          bool
 	nodes           string
 	providerParams  []string
 	engineParams    []string
 	failOnUncovered bool
 	force           bool
 	budgets         string
+	// pluginFlags are the flags of the registry's plugins that the
+	// command defines; flagsErr is why they could not all be defined.
+	pluginFlags []*pluginFlag
+	flagsErr    error
 }
 
 func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
@@ -61,84 +57,109 @@ func newGenerateCmd(env *Env, root *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pref, eref, err := o.plugins(cmd)
-			if err != nil {
-				return err
-			}
-			p, err := env.Registry.NewProvider(pref.Name, "provider", &pref.Params, providers.Deps{Logger: log.With("provider", pref.Name)})
-			if err != nil {
-				return err
-			}
-			e, err := env.Registry.NewEngine(eref.Name, "engine", &eref.Params, engines.Deps{Logger: log.With("engine", eref.Name), Stdout: env.Stdout})
-			if err != nil {
-				return err
-			}
-			if err := guardLiveOutput(pref.Name, eref, o.force); err != nil {
-				return err
-			}
-			req, err := o.request()
-			if err != nil {
-				return err
-			}
-			publish, err := o.publisher(e, eref.Name)
-			if err != nil {
-				return err
-			}
-			g, err := during(progressOut(), "discover with "+pref.Name, func() (*topology.Graph, error) { return p.Discover(cmd.Context(), req) })
-			if err != nil {
-				return fmt.Errorf("discover with %s: %w", pref.Name, err)
-			}
-			if err := announceReconfigure(cmd.Context(), env.Stderr, e, g); err != nil {
-				return err
-			}
-			_, perr := during(progressOut(), "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, publish(cmd.Context(), g) })
-			if errors.Is(perr, engines.ErrInexpressible) {
-				return fmt.Errorf("publish with %s: %w", eref.Name, perr) // nothing written: the reason, once
-			}
-			var uncovered []string
-			if cr, ok := e.(engines.CoverageReporter); ok {
-				c := cr.Coverage(g)
-				uncovered = c.Uncovered
-				if len(c.Uncovered) > 0 {
-					fmt.Fprintf(env.Stderr, "warning: %d nodes not covered (%s): %s\n",
-						len(c.Uncovered), c.Reason, hostlist.Compress(c.Uncovered))
-				}
-			}
-			if perr != nil {
-				return fmt.Errorf("publish with %s: %w", eref.Name, perr)
-			}
-			if o.failOnUncovered && len(uncovered) > 0 {
-				return fmt.Errorf("%d nodes: %w", len(uncovered), ErrUncovered)
-			}
-			return nil
+			return o.run(cmd, env, log, progressOut())
 		},
 	}
 	progressOut = progressFlag(cmd, env)
-	f := cmd.Flags()
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+// addFlags defines the command's own flags, then those the plugins
+// declare.
+func (o *generateOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.configPath, "config", "", "YAML file with provider and engine settings (the service's format)")
 	f.StringVar(&o.provider, "provider", "sim", "provider name (see `toposcope providers`)")
 	f.StringVar(&o.engine, "engine", "slurm", "engine name (see `toposcope engines`)")
-	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
-	f.StringVar(&o.plugin, "plugin", "", "slurm engine: topology/tree, topology/block or topology/yaml")
-	f.StringVar(&o.slurmVersion, "slurm-version", "", "slurm engine: target Slurm version, e.g. 24.11")
-	f.StringVar(&o.output, "output", "", "engine output file (written atomically); default standard output")
-	f.BoolVar(&o.reconfigure, "reconfigure", false, "slurm engine: after --output changed, run the engine's reconfigureCommand (default: scontrol reconfigure)")
-	f.StringVar(&o.ibOutput, "ibnetdiscover-output", "", "infiniband provider: read saved ibnetdiscover output from FILE")
-	f.StringVar(&o.ibCommand, "ibnetdiscover-command", "", "infiniband provider: run CMD (split at spaces and run without a shell, e.g. 'ssh head1 ibnetdiscover') to get ibnetdiscover output")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubernetes engines: kubeconfig file (default: in-cluster, then $KUBECONFIG)")
-	f.BoolVar(&o.dryRun, "dry-run", false, "Kubernetes engines: print the changes without writing")
 	f.StringVar(&o.nodes, "nodes", "", "only these nodes (a Slurm hostlist, e.g. gpu[001-064])")
 	f.StringArrayVar(&o.providerParams, "provider-param", nil, "provider setting KEY=VALUE (repeatable)")
 	f.StringArrayVar(&o.engineParams, "engine-param", nil, "engine setting KEY=VALUE (repeatable)")
 	f.BoolVar(&o.force, "force", false, "let the sim provider write Slurm's live topology.conf/topology.yaml")
 	f.StringVar(&o.budgets, "budgets", "", "engines of the budgets tree (kueue-budgets): the budgets YAML to publish")
 	f.BoolVar(&o.failOnUncovered, "fail-on-uncovered", false, "exit 4 when the output leaves nodes out")
-	return cmd
+	o.definePluginFlags(f, providerSide, engineSide)
+}
+
+// run discovers once with the chosen provider and publishes through the
+// chosen engine.
+func (o *generateOptions) run(cmd *cobra.Command, env *Env, log *slog.Logger, progress io.Writer) error {
+	pref, eref, err := o.plugins(cmd)
+	if err != nil {
+		return err
+	}
+	p, e, err := o.build(pref, eref, env, log)
+	if err != nil {
+		return err
+	}
+	req, err := o.request()
+	if err != nil {
+		return err
+	}
+	publish, err := o.publisher(e, eref.Name)
+	if err != nil {
+		return err
+	}
+	g, err := during(progress, "discover with "+pref.Name, func() (*topology.Graph, error) { return p.Discover(cmd.Context(), req) })
+	if err != nil {
+		return fmt.Errorf("discover with %s: %w", pref.Name, err)
+	}
+	if err := announceReconfigure(cmd.Context(), env.Stderr, e, g); err != nil {
+		return err
+	}
+	_, perr := during(progress, "publish with "+eref.Name, func() (struct{}, error) { return struct{}{}, publish(cmd.Context(), g) })
+	return o.published(env.Stderr, e, eref.Name, g, perr)
+}
+
+// build makes the provider and the engine, and refuses to let the sim
+// provider write Slurm's live file without --force.
+func (o *generateOptions) build(pref, eref config.Plugin, env *Env, log *slog.Logger) (providers.Provider, engines.Engine, error) {
+	p, err := o.registry.NewProvider(pref.Name, "provider", &pref.Params, providers.Deps{Logger: log.With("provider", pref.Name)})
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := o.registry.NewEngine(eref.Name, "engine", &eref.Params, engines.Deps{Logger: log.With("engine", eref.Name), Stdout: env.Stdout})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := guardLiveOutput(pref.Name, eref, o.force); err != nil {
+		return nil, nil, err
+	}
+	return p, e, nil
+}
+
+// published reports the outcome of publishing g through engine e (perr):
+// an inexpressible graph, of which nothing was written, with its reason
+// alone; otherwise the nodes the output leaves out, on stderr, then the
+// error, or ErrUncovered under --fail-on-uncovered.
+func (o *generateOptions) published(stderr io.Writer, e engines.Engine, engine string, g *topology.Graph, perr error) error {
+	if errors.Is(perr, engines.ErrInexpressible) {
+		return fmt.Errorf("publish with %s: %w", engine, perr)
+	}
+	var uncovered []string
+	if cr, ok := e.(engines.CoverageReporter); ok {
+		c := cr.Coverage(g)
+		uncovered = c.Uncovered
+		if len(c.Uncovered) > 0 {
+			fmt.Fprintf(stderr, "warning: %d nodes not covered (%s): %s\n",
+				len(c.Uncovered), c.Reason, hostlist.Compress(c.Uncovered))
+		}
+	}
+	if perr != nil {
+		return fmt.Errorf("publish with %s: %w", engine, perr)
+	}
+	if o.failOnUncovered && len(uncovered) > 0 {
+		return fmt.Errorf("%d nodes: %w", len(uncovered), ErrUncovered)
+	}
+	return nil
 }
 
 // plugins resolves the provider and engine and their parameters: the
-// config file first, then flags on top.
+// config file first, then the plugins' flags and the -param flags on
+// top.
 func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plugin, error) {
+	if o.flagsErr != nil {
+		return config.Plugin{}, config.Plugin{}, o.flagsErr
+	}
 	var file config.File
 	if o.configPath != "" {
 		f, err := config.Load(o.configPath)
@@ -147,7 +168,28 @@ func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plu
 		}
 		file = *f
 	}
-	changed := cmd.Flags().Changed
+	pref, eref := o.chosen(cmd.Flags().Changed, &file)
+	if err := applyPluginFlags(cmd.Flags(), o.pluginFlags, &pref, &eref); err != nil {
+		return pref, eref, err
+	}
+	if err := setParams(&pref.Params, "--provider-param", o.providerParams); err != nil {
+		return pref, eref, err
+	}
+	if err := setParams(&eref.Params, "--engine-param", o.engineParams); err != nil {
+		return pref, eref, err
+	}
+	// The config file's paths roots bound the flags' files too.
+	check := config.File{Provider: pref, Engines: []config.Plugin{eref}, Paths: file.Paths}
+	if err := o.registry.CheckPaths(&check); err != nil {
+		return pref, eref, err
+	}
+	return pref, eref, nil
+}
+
+// chosen is the provider and the engine, with the config file's settings
+// of them: --provider and --engine choose when given, else the file's
+// provider and first engine, else the flags' defaults.
+func (o *generateOptions) chosen(changed func(string) bool, file *config.File) (config.Plugin, config.Plugin) {
 	pref := file.Provider
 	if changed("provider") || pref.Name == "" {
 		if pref.Name != o.provider {
@@ -163,34 +205,7 @@ func (o *generateOptions) plugins(cmd *cobra.Command) (config.Plugin, config.Plu
 			eref = e
 		}
 	}
-	for flag, key := range map[string]string{"model": "model", "ibnetdiscover-output": "output", "ibnetdiscover-command": "command"} {
-		if changed(flag) {
-			config.SetParam(&pref.Params, key, cmd.Flags().Lookup(flag).Value.String())
-		}
-	}
-	for flag, key := range map[string]string{"plugin": "plugin", "slurm-version": "slurmVersion", "output": "output", "kubeconfig": "kubeconfig"} {
-		if changed(flag) {
-			config.SetParam(&eref.Params, key, cmd.Flags().Lookup(flag).Value.String())
-		}
-	}
-	if o.dryRun {
-		config.SetParam(&eref.Params, "mode", "dry-run")
-	}
-	if changed("reconfigure") {
-		config.SetParam(&eref.Params, "reconfigure", strconv.FormatBool(o.reconfigure))
-	}
-	if err := setParams(&pref.Params, "--provider-param", o.providerParams); err != nil {
-		return pref, eref, err
-	}
-	if err := setParams(&eref.Params, "--engine-param", o.engineParams); err != nil {
-		return pref, eref, err
-	}
-	// The config file's paths roots bound the flags' files too.
-	check := config.File{Provider: pref, Engines: []config.Plugin{eref}, Paths: file.Paths}
-	if err := o.registry.CheckPaths(&check); err != nil {
-		return pref, eref, err
-	}
-	return pref, eref, nil
+	return pref, eref
 }
 
 // publisher returns how e publishes: with the --budgets tree for an

@@ -81,7 +81,7 @@ func newShowCmd(env *Env, root *rootOptions) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.configPath, "config", "", "YAML file whose provider discovers the topology (the service's format)")
 	f.StringVar(&o.provider, "provider", "sim", "provider name (see `toposcope providers`)")
-	f.StringVar(&o.model, "model", "", "sim provider: bundled model name or model file path")
+	o.definePluginFlags(f, providerSide)
 	f.StringArrayVar(&o.providerParams, "provider-param", nil, "provider setting KEY=VALUE (repeatable)")
 	addServerFlag(f, &o.server, "")
 	f.StringVar(&o.tokenFile, "token-file", "", "--server: file holding a read token (when the service has tokens)")
