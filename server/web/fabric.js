@@ -225,6 +225,7 @@ export class Fabric {
     const cap = document.getElementById("fabric-caption");
     cap.hidden = false;
     cap.replaceChildren(el("strong", {}, `${hover ? "candidate" : "first candidate"} #${c.rank}`), " " + this.hooks.explain(c));
+    this.say(`${hover ? "candidate" : "first candidate"} #${c.rank} outlined: ${this.hooks.explain(c)}`);
   }
 
   // uncandidate goes back from a hovered candidate to the first one.
