@@ -249,7 +249,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, config.Errorf("reconfigureCommand", "must name a command when reconfigure is true"))
 		}
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
 
 // validateTopologies checks the topology.yaml entries.

@@ -1,7 +1,6 @@
 package slurmnodes
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -115,7 +114,7 @@ func (c *Config) Validate() error {
 	if k := c.Provider.Params.Kind; k != 0 && k != yaml.MappingNode {
 		errs = append(errs, config.Errorf("provider.params", "must be a mapping"))
 	}
-	return errors.Join(errs...)
+	return config.Join(errs...)
 }
 
 // feature returns the value of the feature key=value among features.
