@@ -58,13 +58,14 @@ type tally struct {
 	total, totalFree int
 }
 
-// candidates returns the best candidates of one class.
-func (p *planner) candidates(class int) []Candidate {
+// candidates appends the best candidates of one class to out and
+// returns it.
+func (p *planner) candidates(out []Candidate, class int) []Candidate {
 	p.capacities(class)
 	onePod := p.req.Nodes == 1
 	t := p.subtrees(onePod)
 	if t.total < p.need {
-		return nil
+		return out
 	}
 	p.swCap, p.total = t.swCap, t.total
 	var groups []group
@@ -74,11 +75,9 @@ func (p *planner) candidates(class int) []Candidate {
 	}
 	hmin := -1
 	if !scoped || !p.req.Required || p.req.Within == ScopeLeaf {
-		var gs []group
-		gs, hmin = p.switchGroups(t)
-		groups = append(groups, gs...)
+		groups, hmin = p.switchGroups(groups, t)
 	}
-	return p.fillGroups(class, groups, t.swCap, max(hmin, 0))
+	return p.fillGroups(out, class, groups, t.swCap, max(hmin, 0))
 }
 
 // subtrees sums the node capacities of the class up the switch tree.
@@ -148,12 +147,12 @@ func (p *planner) domainGroups(onePod bool) []group {
 	return gs
 }
 
-// switchGroups returns the tightest switch subtrees that can hold the
-// request, level by level from the leaves up until MaxCandidates are
-// found (leaves only for a required leaf scope), or the cluster when no
-// switch can; and hmin, the lowest level that had one (the cluster's
-// depth for the cluster, -1 for none).
-func (p *planner) switchGroups(t tally) ([]group, int) {
+// switchGroups appends to groups the tightest switch subtrees that can
+// hold the request, level by level from the leaves up until
+// MaxCandidates are found (leaves only for a required leaf scope), or
+// the cluster when no switch can; it returns them and hmin, the lowest
+// level that had one (the cluster's depth for the cluster, -1 for none).
+func (p *planner) switchGroups(groups []group, t tally) ([]group, int) {
 	c := p.c
 	byLevel := map[int][]group{}
 	maxLevel := -1
@@ -165,7 +164,6 @@ func (p *planner) switchGroups(t tally) ([]group, int) {
 		}
 	}
 	leafOnly := p.req.Within == ScopeLeaf && p.req.Required
-	var groups []group
 	hmin, found := -1, 0
 	for l := 0; l <= maxLevel && found < p.cfg.MaxCandidates; l++ {
 		if leafOnly && l > 0 {
@@ -186,10 +184,9 @@ func (p *planner) switchGroups(t tally) ([]group, int) {
 	return groups, hmin
 }
 
-// fillGroups fills each group and returns the candidates worth
-// considering.
-func (p *planner) fillGroups(class int, groups []group, swCap []int, hmin int) []Candidate {
-	var out []Candidate
+// fillGroups fills each group and appends the candidates worth
+// considering to out.
+func (p *planner) fillGroups(out []Candidate, class int, groups []group, swCap []int, hmin int) []Candidate {
 	add := func(g group, takes []int) {
 		if cand, ok := p.consider(class, g, takes, hmin); ok {
 			out = append(out, cand)

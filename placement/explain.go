@@ -27,9 +27,8 @@ func (p *planner) consider(class int, g group, takes []int, hmin int) (Candidate
 	return cand, true
 }
 
-// footprint is where a filled candidate lands.
+// footprint is where a filled candidate's nodes are.
 type footprint struct {
-	set       []int        // the nodes taken
 	leaves    map[int]bool // their leaf switches
 	doms      map[int]bool // their domains
 	leafTaken map[int]int  // per leaf, the free GPUs taken
@@ -50,6 +49,7 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 	cand := Candidate{Class: classNames[class], Group: p.c.groupName(g), Victims: []Victim{}}
 	fp := footprint{leaves: map[int]bool{}, doms: map[int]bool{}, leafTaken: map[int]int{}}
 	ev := eviction{limit: p.c.now.UnixNano(), chosen: map[int]bool{}, extra: map[int]int{}}
+	var set []int // the nodes taken
 	if class == 2 {
 		ev.limit += int64(p.cfg.Horizon)
 	}
@@ -59,22 +59,22 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 		}
 		n := &p.c.nodes[ni]
 		cand.Nodes = append(cand.Nodes, NodeTake{Node: n.name, GPUs: t})
+		set = append(set, ni)
 		p.land(&fp, ni, t)
 		if short := t - (n.gpus - n.used) - ev.extra[ni]; short > 0 {
 			p.evict(&ev, &cand, n.hold, short)
 		}
 	}
 	cand.Scores.WaitSeconds = ev.wait.Seconds()
-	p.scoreShape(&cand.Scores, g, &fp, ev.extra)
-	p.scoreKept(&cand.Scores, &fp)
+	p.scoreShape(&cand.Scores, g, set, &fp, ev.extra)
+	p.scoreKept(&cand.Scores, set, &fp)
 	p.finish(&cand, hmin, fp.loose)
 	return cand
 }
 
-// land adds node ni, taking t GPUs, to fp.
+// land adds node ni, taking t GPUs, to fp's leaves and domains.
 func (p *planner) land(fp *footprint, ni, t int) {
 	n := &p.c.nodes[ni]
-	fp.set = append(fp.set, ni)
 	fp.leaves[n.leaf] = true
 	fp.leafTaken[n.leaf] += min(t, n.gpus-n.used)
 	fp.loose = fp.loose || n.domain < 0
@@ -124,31 +124,33 @@ func (p *planner) victim(ri int) Victim {
 	}
 }
 
-// scoreShape scores how compact the candidate is and how much of its
-// group it leaves to others; extra is what its victims free per node.
-func (p *planner) scoreShape(sc *Scores, g group, fp *footprint, extra map[int]int) {
+// scoreShape scores how compact the candidate on nodes set is and how
+// much of its group it leaves to others; extra is what its victims free
+// per node.
+func (p *planner) scoreShape(sc *Scores, g group, set []int, fp *footprint, extra map[int]int) {
 	c := p.c
 	sc.Leaves, sc.Domains = len(fp.leaves), len(fp.doms)
 	sc.LCALevel = c.depth
-	if lca := c.lca(fp.set); lca >= 0 {
+	if lca := c.lca(set); lca >= 0 {
 		sc.LCALevel, sc.LCASwitch = c.switches[lca].level, c.switches[lca].id
 	}
 	// Fragmentation is the group's own: what this domain, switch or
 	// cluster has left for others once the job is in (a domain with 8
 	// free beats one with 32 free under the same leaf).
 	sc.Residual = g.free - p.need
-	if p.req.Nodes == 1 && len(fp.set) == 1 {
+	if p.req.Nodes == 1 && len(set) == 1 {
 		// What the node keeps free: its free GPUs and those its
 		// victims free, less the pod.
-		n := &c.nodes[fp.set[0]]
-		sc.NodeSlack = max(0, n.gpus-n.used+extra[fp.set[0]]-p.need)
+		n := &c.nodes[set[0]]
+		sc.NodeSlack = max(0, n.gpus-n.used+extra[set[0]]-p.need)
 	}
 	sc.SFrag = 1 - float64(max(0, sc.Residual))/float64(max(1, p.groupTotal(g)))
 }
 
-// scoreKept scores what the candidate keeps whole: the free domains and
-// switches before and after it, and the largest free leaf it leaves.
-func (p *planner) scoreKept(sc *Scores, fp *footprint) {
+// scoreKept scores what the candidate on nodes set keeps whole: the
+// free domains and switches before and after it, and the largest free
+// leaf it leaves.
+func (p *planner) scoreKept(sc *Scores, set []int, fp *footprint) {
 	c := p.c
 	for _, f := range p.freeDoms {
 		if f {
@@ -159,7 +161,7 @@ func (p *planner) scoreKept(sc *Scores, fp *footprint) {
 	// Whole free switches, at every level, are kept like whole free
 	// domains: a fat tree without domains has its free leaves to protect.
 	brokenSw := map[int]bool{}
-	for _, ni := range fp.set {
+	for _, ni := range set {
 		for s := c.nodes[ni].leaf; s >= 0 && p.freeSw[s]; s = c.switches[s].parent {
 			brokenSw[s] = true
 		}

@@ -105,7 +105,7 @@ func Place(c *Cluster, st *Standings, req Request, cfg Config) (*Result, error) 
 		if class == 2 && cfg.Horizon == 0 {
 			break
 		}
-		res.Candidates = append(res.Candidates, p.candidates(class)...)
+		res.Candidates = p.candidates(res.Candidates, class)
 	}
 	if len(res.Candidates) == 0 {
 		return res, fmt.Errorf("%w: %d GPUs for %q", ErrNoCandidate, req.Total(), req.Account)
