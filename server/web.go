@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// webFiles is the web view: one page and its script and style sheet,
-// with no build step. The page holds no data: it reads the API with the
+// webFiles is the web view: one page, its style sheet and its scripts
+// (ES modules that import each other from /ui/), with no build step. The page holds no data: it reads the API with the
 // same tokens as any client, so it is served without one.
 //
 //go:embed web
@@ -57,7 +57,7 @@ func loadAssets() (map[string]asset, error) {
 // page answers GET /: the web view.
 func (h *handlers) page(c *gin.Context) { h.serveAsset(c, "index.html") }
 
-// webAsset answers GET /ui/{file}: the view's script and style sheet.
+// webAsset answers GET /ui/{file}: the view's scripts and style sheet.
 func (h *handlers) webAsset(c *gin.Context) {
 	name := strings.TrimPrefix(c.Param("file"), "/")
 	if name == "index.html" || strings.Contains(name, "/") {

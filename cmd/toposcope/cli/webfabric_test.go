@@ -86,9 +86,9 @@ func testFabric(t *testing.T, tc fabricCase) {
 	post(t, base+"/v1/ledger", fmt.Sprintf(`{"records":[{"account":"team-a","workload":"train-1","gpus":16,"nodes":[%q,%q],"start":%q,"minRuntime":"4h","allocated":true}]}`,
 		first[0], first[1], start), http.StatusOK)
 	began := time.Now()
-	do(t, tctx, out, "load the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+	do(tctx, t, out, "load the page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	loaded := time.Since(began)
-	ds := dataset(t, tctx)
+	ds := dataset(tctx, t)
 	t.Logf("%s: page ready in %v; fabric fetched in %s ms, built in %s ms, first drawn %s ms after the fetch began (the draw itself %s ms)",
 		tc.name, loaded.Round(time.Millisecond), ds["fetchMs"], ds["buildMs"], ds["firstDrawMs"], ds["drawMs"])
 
@@ -99,25 +99,25 @@ func testFabric(t *testing.T, tc fabricCase) {
 			t.Errorf("the canvas draws %s %s; the graph has %d", ds[k], k, n)
 		}
 	}
-	sum := evalString(t, tctx, `document.getElementById("fabric-summary").textContent`)
+	sum := evalString(tctx, t, `document.getElementById("fabric-summary").textContent`)
 	if !strings.Contains(sum, fmt.Sprintf("%s nodes", commas(len(g.Nodes())))) || !strings.Contains(sum, "16 allocated") {
 		t.Errorf("summary %q; want %d nodes and the record's 16 allocated GPUs", sum, len(g.Nodes()))
 	}
 	panelShot(tctx, t, "fabric-"+tc.name+".png")
 	// Colour by account: the legend names the ledger's account.
-	do(t, tctx, out, "colour by account", chromedp.Click(chromedp.CSS("#by-account")),
+	do(tctx, t, out, "colour by account", chromedp.Click(chromedp.CSS("#by-account")),
 		chromedp.WaitVisible(chromedp.CSS(`#fabric-legend[data-key="accounts:team-a"]`)))
 	panelShot(tctx, t, "fabric-accounts-"+tc.name+".png")
-	do(t, tctx, out, "colour by occupancy", chromedp.Click(chromedp.CSS("#by-account")))
+	do(tctx, t, out, "colour by occupancy", chromedp.Click(chromedp.CSS("#by-account")))
 
-	zoom(t, tctx, out, tc, g)
+	zoom(tctx, t, out, tc, g)
 
 	// A search highlights the node's leaf.
 	n, _ := g.Node(tc.search)
-	do(t, tctx, out, "search", chromedp.SetValue(chromedp.CSS("#search"), tc.search),
+	do(tctx, t, out, "search", chromedp.SetValue(chromedp.CSS("#search"), tc.search),
 		chromedp.Click(chromedp.CSS(`#search-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-highlight=%q][data-highlight-node=%q]`, n.Leaf, tc.search))))
-	if focus := evalString(t, tctx, `document.getElementById("fabric-focus").textContent`); !strings.Contains(focus, "leaf "+n.Leaf) {
+	if focus := evalString(tctx, t, `document.getElementById("fabric-focus").textContent`); !strings.Contains(focus, "leaf "+n.Leaf) {
 		t.Errorf("the focus text %q does not name the leaf %s", focus, n.Leaf)
 	}
 	panelShot(tctx, t, "fabric-search-"+tc.name+".png")
@@ -136,11 +136,11 @@ func testFabric(t *testing.T, tc fabricCase) {
 	for _, c := range planned.Candidates[0].Nodes {
 		names = append(names, c.Node)
 	}
-	do(t, tctx, out, "rank a placement", chromedp.Click(chromedp.CSS(`.tabs button[data-tab="place"]`)),
+	do(tctx, t, out, "rank a placement", chromedp.Click(chromedp.CSS(`.tabs button[data-tab="place"]`)),
 		chromedp.SetValue(chromedp.CSS("#place-account"), "team-a"), chromedp.SetValue(chromedp.CSS("#place-gpus"), fmt.Sprint(tc.gpus)),
 		chromedp.Click(chromedp.CSS(`#place-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-outlined-rank="1"]`)))
-	if got := dataset(t, tctx)["outlined"]; got != strings.Join(names, ",") {
+	if got := dataset(tctx, t)["outlined"]; got != strings.Join(names, ",") {
 		t.Errorf("outlined %q; the planner's first candidate is %q", got, strings.Join(names, ","))
 	}
 	screenshot(tctx, t, "fabric-placement-"+tc.name+".png")
@@ -161,18 +161,18 @@ func testFabric(t *testing.T, tc fabricCase) {
 	}
 	post(t, base+"/v1/discover", "{}", http.StatusAccepted)
 	waitRuns(t, base, 2, out)
-	do(t, tctx, out, "compare the snapshots", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+	do(tctx, t, out, "compare the snapshots", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
 		chromedp.Click(chromedp.CSS(`.tabs button[data-tab="snaps"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#snapshots tr[data-id="2"]`)),
 		chromedp.Click(chromedp.CSS(`#diff-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="changes"][data-to="2"]`)))
-	leaves := checkMarks(t, tctx, base, 1, 2)
-	t.Logf("%s: both snapshots fetched, merged and drawn in %s ms", tc.name, dataset(t, tctx)["changesMs"])
+	leaves := checkMarks(tctx, t, base, 1, 2)
+	t.Logf("%s: both snapshots fetched, merged and drawn in %s ms", tc.name, dataset(tctx, t)["changesMs"])
 	panelShot(tctx, t, "fabric-changes-"+tc.name+".png")
 	// "next change" zooms into a leaf that holds a moved node.
-	do(t, tctx, out, "go to the next change", chromedp.Click(chromedp.CSS("#changes-next")),
+	do(tctx, t, out, "go to the next change", chromedp.Click(chromedp.CSS("#changes-next")),
 		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-zoom]:not([data-zoom=""])`)))
-	if z := dataset(t, tctx)["zoom"]; !leaves[z] {
+	if z := dataset(tctx, t)["zoom"]; !leaves[z] {
 		t.Errorf("next change shows %q; the moved nodes are on %v", z, leaves)
 	}
 	panelShot(tctx, t, "fabric-changes-next-"+tc.name+".png")
@@ -180,7 +180,7 @@ func testFabric(t *testing.T, tc fabricCase) {
 
 // zoom zooms into the first spine by a click and out by the keyboard,
 // logging how long each took in the page.
-func zoom(t *testing.T, tctx context.Context, out fmt.Stringer, tc fabricCase, g *topology.Graph) {
+func zoom(tctx context.Context, t *testing.T, out fmt.Stringer, tc fabricCase, g *topology.Graph) {
 	t.Helper()
 	roots := g.Roots()
 	if len(roots) == 0 || len(roots[0].Children) == 0 {
@@ -189,31 +189,31 @@ func zoom(t *testing.T, tctx context.Context, out fmt.Stringer, tc fabricCase, g
 	child := roots[0].Children[0]
 	// The first child's cell starts at the left edge of the second row.
 	var box struct{ X, Y float64 }
-	if err := json.Unmarshal([]byte(evalString(t, tctx, `JSON.stringify((() => { const r = document.getElementById("fabric").getBoundingClientRect(); return {X: r.left, Y: r.top}; })())`)), &box); err != nil {
+	if err := json.Unmarshal([]byte(evalString(tctx, t, `JSON.stringify((() => { const r = document.getElementById("fabric").getBoundingClientRect(); return {X: r.left, Y: r.top}; })())`)), &box); err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	do(t, tctx, out, "zoom into "+child, chromedp.MouseClickXY(box.X+2, box.Y+24*1.5),
+	do(tctx, t, out, "zoom into "+child, chromedp.MouseClickXY(box.X+2, box.Y+24*1.5),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-zoom=%q]`, child))))
 	clicked := time.Since(began)
-	draw := dataset(t, tctx)["drawMs"]
+	draw := dataset(tctx, t)["drawMs"]
 	panelShot(tctx, t, "fabric-zoom-"+tc.name+".png")
 	began = time.Now()
-	do(t, tctx, out, "zoom out by the keyboard", chromedp.Focus(chromedp.CSS("#fabric")), chromedp.KeyEvent(kb.Escape),
+	do(tctx, t, out, "zoom out by the keyboard", chromedp.Focus(chromedp.CSS("#fabric")), chromedp.KeyEvent(kb.Escape),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#fabric[data-zoom=%q]`, roots[0].ID))))
 	t.Logf("%s: zoom into %s: %v from the click to the drawn picture (draw %s ms); out by Escape: %v (draw %s ms)",
-		tc.name, child, clicked.Round(time.Millisecond), draw, time.Since(began).Round(time.Millisecond), dataset(t, tctx)["drawMs"])
+		tc.name, child, clicked.Round(time.Millisecond), draw, time.Since(began).Round(time.Millisecond), dataset(tctx, t)["drawMs"])
 	// The keyboard walks the tree: from the top down to the first
 	// child, its text said.
-	do(t, tctx, out, "walk down", chromedp.KeyEvent(kb.Home), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown))
-	if f := evalString(t, tctx, `document.getElementById("fabric-focus").textContent`); !strings.Contains(f, "switch "+child) {
+	do(tctx, t, out, "walk down", chromedp.KeyEvent(kb.Home), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown))
+	if f := evalString(tctx, t, `document.getElementById("fabric-focus").textContent`); !strings.Contains(f, "switch "+child) {
 		t.Errorf("after ArrowDown the focus says %q; want switch %s", f, child)
 	}
 }
 
 // checkMarks compares the nodes the drawing marks with GET /v1/diff and
 // returns the leaves the moved nodes are on.
-func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) map[string]bool {
+func checkMarks(tctx context.Context, t *testing.T, base string, from, to int) map[string]bool {
 	t.Helper()
 	var d struct {
 		NodesAdded, NodesRemoved []string
@@ -237,7 +237,7 @@ func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) m
 		moved = append(moved, m.Name)
 		leaves[m.To.Leaf] = true
 	}
-	ds := dataset(t, tctx)
+	ds := dataset(tctx, t)
 	for _, c := range []struct {
 		key  string
 		want []string
@@ -259,7 +259,7 @@ func checkMarks(t *testing.T, tctx context.Context, base string, from, to int) m
 	return leaves
 }
 
-func do(t *testing.T, ctx context.Context, out fmt.Stringer, what string, steps ...chromedp.Action[chromedp.Void]) {
+func do(ctx context.Context, t *testing.T, out fmt.Stringer, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		errText, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("error").textContent`))
@@ -267,7 +267,7 @@ func do(t *testing.T, ctx context.Context, out fmt.Stringer, what string, steps 
 	}
 }
 
-func evalString(t *testing.T, ctx context.Context, js string) string {
+func evalString(ctx context.Context, t *testing.T, js string) string {
 	t.Helper()
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
 	if err != nil {
@@ -277,10 +277,10 @@ func evalString(t *testing.T, ctx context.Context, js string) string {
 }
 
 // dataset returns the canvas's data attributes.
-func dataset(t *testing.T, ctx context.Context) map[string]string {
+func dataset(ctx context.Context, t *testing.T) map[string]string {
 	t.Helper()
 	var ds map[string]string
-	if err := json.Unmarshal([]byte(evalString(t, ctx, `JSON.stringify(Object.assign({}, document.getElementById("fabric").dataset))`)), &ds); err != nil {
+	if err := json.Unmarshal([]byte(evalString(ctx, t, `JSON.stringify(Object.assign({}, document.getElementById("fabric").dataset))`)), &ds); err != nil {
 		t.Fatal(err)
 	}
 	return ds
@@ -392,7 +392,7 @@ func TestWebFabricAccept(t *testing.T) {
 	runs(1)
 	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	do(t, tctx, out, "load with the read token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token-dialog[open]")),
+	do(tctx, t, out, "load with the read token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token-dialog[open]")),
 		chromedp.SetValue(chromedp.CSS("#token-input"), reader), chromedp.Click(chromedp.CSS(`#token-form button[value="ok"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 
@@ -409,9 +409,9 @@ func TestWebFabricAccept(t *testing.T) {
 	}
 	callToken(t, http.MethodPost, base+"/v1/discover", writer, "{}", http.StatusAccepted)
 	runs(2)
-	do(t, tctx, out, "show the held-back shrink", chromedp.WaitVisible(chromedp.CSS(`body[data-pending="2"]`)),
+	do(tctx, t, out, "show the held-back shrink", chromedp.WaitVisible(chromedp.CSS(`body[data-pending="2"]`)),
 		chromedp.Click(chromedp.CSS("#pending-show")), chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="changes"][data-to="2"]`)))
-	ds := dataset(t, tctx)
+	ds := dataset(tctx, t)
 	var d struct {
 		NodesRemoved    []string
 		SwitchesRemoved []string
@@ -422,16 +422,16 @@ func TestWebFabricAccept(t *testing.T) {
 	if ds["removed"] != strings.Join(d.NodesRemoved, ",") || ds["switchesRemoved"] != strings.Join(d.SwitchesRemoved, ",") || len(d.NodesRemoved) != 8 {
 		t.Errorf("the drawing marks removed %q and %q; the diff lists %v and %v", ds["removed"], ds["switchesRemoved"], d.NodesRemoved, d.SwitchesRemoved)
 	}
-	if text := evalString(t, tctx, `document.getElementById("changes-text").textContent`); !strings.Contains(text, "Snapshot 2 is held back") {
+	if text := evalString(tctx, t, `document.getElementById("changes-text").textContent`); !strings.Contains(text, "Snapshot 2 is held back") {
 		t.Errorf("the changes bar says %q", text)
 	}
 	screenshot(tctx, t, "fabric-pending.png")
-	do(t, tctx, out, "accept with the write token", chromedp.Click(chromedp.CSS("#changes-accept")),
+	do(tctx, t, out, "accept with the write token", chromedp.Click(chromedp.CSS("#changes-accept")),
 		chromedp.WaitVisible(chromedp.CSS("#token-dialog[open]")))
-	if why := evalString(t, tctx, `document.getElementById("token-why").textContent`); !strings.Contains(why, "write scope") {
+	if why := evalString(tctx, t, `document.getElementById("token-why").textContent`); !strings.Contains(why, "write scope") {
 		t.Errorf("the token dialog says %q; want it to ask for the write scope", why)
 	}
-	do(t, tctx, out, "give the write token", chromedp.SetValue(chromedp.CSS("#token-input"), writer),
+	do(tctx, t, out, "give the write token", chromedp.SetValue(chromedp.CSS("#token-input"), writer),
 		chromedp.Click(chromedp.CSS(`#token-form button[value="ok"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-snapshot="2"][data-pending=""]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#fabric[data-mode="current"][data-nodes="34"]`)))
