@@ -4,8 +4,9 @@
 // else. toposcope's own binary links every provider's SDK and client-go,
 // whose package initialisation Go runs before any command; the difference
 // between the two is what that costs. It takes the arguments the
-// side-by-side script passes to toposcope, so that the script can time it
-// in toposcope's place:
+// side-by-side script passes to toposcope (generate, and model generate
+// for the script's model files), so that the script can time it in
+// toposcope's place:
 //
 //	go build -trimpath -ldflags '-s -w' -o /tmp/floorgen ./tools/floorgen
 //	/tmp/floorgen generate --provider sim --model fat-100000.yaml --engine slurm --plugin topology/tree
@@ -33,11 +34,16 @@ func main() {
 	}
 }
 
-// errUsage is returned for arguments other than generate's.
-var errUsage = errors.New("usage: floorgen generate --provider sim --model FILE --engine slurm [--plugin P] [--slurm-version V]")
+// errUsage is returned for arguments other than generate's and model
+// generate's.
+var errUsage = errors.New("usage: floorgen generate --provider sim --model FILE --engine slurm [--plugin P] [--slurm-version V]\n" +
+	"       floorgen model generate --nodes N [--shape S] [--nodes-per-leaf N] [--leaves-per-spine N] [--domain-size N] [--prefix P] [--output FILE] [--quiet]")
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "generate" {
+	switch {
+	case len(args) > 1 && args[0] == "model" && args[1] == "generate":
+		return modelGenerate(args[2:], stdout)
+	case len(args) == 0 || args[0] != "generate":
 		return errUsage
 	}
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
@@ -72,4 +78,35 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return e.Publish(ctx, g)
+}
+
+// modelGenerate writes a generated model, as toposcope model generate
+// does.
+func modelGenerate(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("model generate", flag.ContinueOnError)
+	var o sim.GenerateOptions
+	shape := fs.String("shape", string(sim.ShapeFatTree), "fat-tree or nvl72")
+	fs.IntVar(&o.Nodes, "nodes", 0, "exact number of nodes")
+	fs.IntVar(&o.NodesPerLeaf, "nodes-per-leaf", 0, "nodes under each leaf (0: the shape's default)")
+	fs.IntVar(&o.LeavesPerSpine, "leaves-per-spine", 0, "leaves under each spine (0: the shape's default)")
+	fs.IntVar(&o.DomainSize, "domain-size", 0, "nodes per NVLink domain (0: the shape's default)")
+	fs.StringVar(&o.Prefix, "prefix", "", "node name prefix (default: the shape's)")
+	output := fs.String("output", "", "file to write; default standard output")
+	fs.Bool("quiet", false, "accepted for toposcope's arguments; floorgen prints no progress")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errUsage
+	}
+	o.Shape = sim.Shape(*shape)
+	data, err := sim.Generate(o)
+	if err != nil {
+		return err
+	}
+	if *output == "" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(*output, data, 0o644)
 }

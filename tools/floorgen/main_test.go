@@ -34,6 +34,29 @@ func TestSameOutputAsGenerate(t *testing.T) {
 	}
 }
 
+// TestSameModelAsToposcope: floorgen model generate writes the model
+// toposcope model generate writes.
+func TestSameModelAsToposcope(t *testing.T) {
+	tests := [][]string{
+		{"model", "generate", "--shape", "fat-tree", "--nodes", "1000", "--domain-size", "18", "--quiet"},
+		{"model", "generate", "--shape", "nvl72", "--nodes", "144", "--nodes-per-leaf", "36", "--leaves-per-spine", "2", "--prefix", "gb"},
+	}
+	for _, args := range tests {
+		t.Run(args[3], func(t *testing.T) {
+			var want, stderr, got bytes.Buffer
+			if code := cli.Main(t.Context(), args, cli.Env{Stdout: &want, Stderr: &stderr}); code != cli.ExitOK {
+				t.Fatalf("toposcope %v: exit %d: %s", args, code, stderr.String())
+			}
+			if err := run(t.Context(), args, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Len() == 0 || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("floorgen wrote %d bytes, toposcope model generate %d; they differ", got.Len(), want.Len())
+			}
+		})
+	}
+}
+
 // TestUsage: floorgen refuses what it does not do (another provider or
 // engine, no model) instead of doing something else.
 func TestUsage(t *testing.T) {
@@ -43,6 +66,7 @@ func TestUsage(t *testing.T) {
 		{"generate", "--provider", "aws", "--model", "nvl72"},
 		{"generate", "--engine", "k8s-labels", "--model", "nvl72"},
 		{"generate", "--provider", "sim"},
+		{"model", "generate", "--nodes", "8", "extra"},
 	} {
 		var out bytes.Buffer
 		if err := run(context.Background(), args, &out); !errors.Is(err, errUsage) || out.Len() > 0 {
