@@ -226,7 +226,7 @@ func setUp(t *testing.T) (*kubetest.Cluster, *consumertest.Fabric, string) {
 }
 
 // setUpShape is setUp with a fabric of shape s.
-func setUpShape(t *testing.T, s consumertest.Shape) (*kubetest.Cluster, *consumertest.Fabric, string) {
+func setUpShape(t testing.TB, s consumertest.Shape) (*kubetest.Cluster, *consumertest.Fabric, string) {
 	t.Helper()
 	c := env.Require(t)
 	f, err := consumertest.NewFabric(c.Prefix(t), s)

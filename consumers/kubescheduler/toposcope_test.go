@@ -40,7 +40,7 @@ type toposcope struct {
 
 // startToposcope serves toposcope for the test and waits until it has
 // discovered the fabric.
-func startToposcope(t *testing.T, c *kubetest.Cluster, f *consumertest.Fabric, ns string, tune ...func(*config.File)) *toposcope {
+func startToposcope(t testing.TB, c *kubetest.Cluster, f *consumertest.Fabric, ns string, tune ...func(*config.File)) *toposcope {
 	t.Helper()
 	dir := t.TempDir()
 	model, kubeconfig := filepath.Join(dir, "model.yaml"), filepath.Join(dir, "kubeconfig")
