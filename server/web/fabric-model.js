@@ -238,14 +238,6 @@ function sumBelow(m) {
   }
 }
 
-// order returns the node names of a GET /v1/fabric answer in fabric order.
-export function order(doc) {
-  const out = [];
-  for (const s of doc.switches) if (s.nodes) out.push(...s.nodes);
-  if (doc.unplaced && doc.unplaced.nodes) out.push(...doc.unplaced.nodes);
-  return out;
-}
-
 // nodeAt returns the node whose slot is s, or -1.
 export function nodeAt(m, s) {
   let lo = 0, hi = m.names.length - 1;
