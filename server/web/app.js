@@ -289,9 +289,8 @@ function setup() {
 async function main() {
   try {
     await loadStatus();
-    await view.fabric.load();
-    await loadTree();
-    await Promise.all([loadHeat(), loadSnapshots(), loadAccounts()]);
+    // the drawing and the tree load side by side
+    await Promise.all([view.fabric.load(), loadTree().then(() => Promise.all([loadHeat(), loadSnapshots(), loadAccounts()]))]);
     const q = new URLSearchParams(location.search).get("q");
     if (q) {
       document.getElementById("search").value = q;
