@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -51,9 +52,16 @@ func Start(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context 
 	case err != nil:
 		t.Skip(err)
 	}
+	// The profile is not a t.TempDir: Chromium's helper processes may
+	// still write into it for a moment after the browser has exited, and
+	// TempDir's cleanup fails the test when the folder will not go.
+	profile, err := os.MkdirTemp("", "toposcope-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -77,6 +85,21 @@ func Start(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context 
 	t.Cleanup(func() {
 		cancelTab()
 		cancelAlloc()
+		removeProfile(t, profile)
 	})
 	return ctx
+}
+
+// removeProfile removes Chromium's profile folder, trying again for a few
+// seconds while its helper processes finish; a folder that stays is only
+// logged (it is under the system's temporary folder).
+func removeProfile(t testing.TB, dir string) {
+	var err error
+	for range 50 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("browser: leaving Chromium's profile %s: %v", dir, err)
 }
