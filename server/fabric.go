@@ -254,35 +254,19 @@ func (d *derived) fabricDoc(snapshot uint64) ([]byte, error) {
 // until it changes, or of a stored snapshot (bounded like GET /v1/graph's
 // reads of older snapshots). ETag and If-None-Match give 304.
 func (h *handlers) fabric(c *gin.Context) {
-	var (
-		g       *topology.Graph
-		snap    uint64
-		current bool
-	)
 	if raw := c.Query("snapshot"); raw != "" {
-		id, err := strconv.ParseUint(raw, 10, 64)
-		if err != nil {
-			h.fail(c, badParam("snapshot", "must be a snapshot ID"))
-			return
-		}
-		n, ok := h.snapReads.tryAcquire(h.olderGraphs(id))
-		if !ok {
-			h.fail(c, errSnapshotReads)
-			return
-		}
-		defer h.snapReads.release(n)
-		if g, err = h.snapshotGraph(c.Request.Context(), id); err != nil {
-			h.fail(c, err)
-			return
-		}
-		snap, current = id, g == h.Loop.State().Graph
-	} else {
-		st, ok := h.current(c)
-		if !ok {
-			return
-		}
-		g, snap, current = st.Graph, st.Snapshot.ID, true
+		h.withSnapshot(c, raw, func(g *topology.Graph, id uint64, current bool) { h.sendFabric(c, g, id, current) })
+		return
 	}
+	st, ok := h.current(c)
+	if !ok {
+		return
+	}
+	h.sendFabric(c, st.Graph, st.Snapshot.ID, true)
+}
+
+// sendFabric answers with the fabric document of g, snapshot snap.
+func (h *handlers) sendFabric(c *gin.Context, g *topology.Graph, snap uint64, current bool) {
 	etag := fmt.Sprintf(`"s%d-%s"`, snap, variantFabric)
 	c.Header("ETag", etag)
 	c.Header("X-Toposcope-Snapshot", strconv.FormatUint(snap, 10))

@@ -85,6 +85,16 @@ func graphDocOf(c *gin.Context) (graphDoc, error) {
 // snapshotGraphDoc answers with the graph of snapshot raw (an ID) in
 // form doc, holding one of the reads of older snapshots meanwhile.
 func (h *handlers) snapshotGraphDoc(c *gin.Context, raw string, doc graphDoc) {
+	h.withSnapshot(c, raw, func(g *topology.Graph, id uint64, current bool) {
+		h.sendGraph(c, g, id, current, doc)
+	})
+}
+
+// withSnapshot loads the graph of snapshot raw (an ID), holding one of
+// the bounded reads of older snapshots, and calls answer with it (current
+// when it is the graph in use) before the read is released; a bad ID, no
+// free read or a failed load is answered as an error instead.
+func (h *handlers) withSnapshot(c *gin.Context, raw string, answer func(g *topology.Graph, id uint64, current bool)) {
 	id, err := strconv.ParseUint(raw, 10, 64)
 	if err != nil {
 		h.fail(c, badParam("snapshot", "must be a snapshot ID"))
@@ -101,7 +111,7 @@ func (h *handlers) snapshotGraphDoc(c *gin.Context, raw string, doc graphDoc) {
 		h.fail(c, err)
 		return
 	}
-	h.sendGraph(c, g, id, g == h.Loop.State().Graph, doc)
+	answer(g, id, g == h.Loop.State().Graph)
 }
 
 // sendGraph answers with g, the graph of snapshot snap, in form doc:
