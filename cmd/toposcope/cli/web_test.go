@@ -178,7 +178,14 @@ func post(t *testing.T, url, body string, want int) {
 // directory.
 func screenshot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	keepShot(ctx, t, name, chromedp.FullScreenshot(100))
+}
+
+// keepShot takes the screenshot shot and writes it to the test's
+// artifact directory as name.
+func keepShot(ctx context.Context, t *testing.T, name string, shot chromedp.Action[[]byte]) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return

@@ -445,15 +445,5 @@ func TestWebFabricAccept(t *testing.T) {
 // artifact directory.
 func panelShot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#fabric-panel")))
-	if err != nil {
-		t.Errorf("screenshot %s: %v", name, err)
-		return
-	}
-	path := filepath.Join(t.ArtifactDir(), name)
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Error(err)
-		return
-	}
-	t.Logf("screenshot %s (%d bytes)", path, len(png))
+	keepShot(ctx, t, name, chromedp.Screenshot(chromedp.CSS("#fabric-panel")))
 }
