@@ -362,6 +362,11 @@ func TestAttackCredentialAndCommandKeys(t *testing.T) {
 		{`{"provider":{"name":"lldp"},"engine":{"name":"instances","params":{"output":"` + canary + `"}}}`, "engine.params.output"},
 		{`{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"versionCommand":` + run + `,"slurmVersion":"auto"}}}`, "engine.params.versionCommand"},
 		{`{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"versionCommand":"touch ` + canary + `"}}}`, "engine.params.versionCommand"},
+		{`{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"output":"` + canary + `"}}}`, "engine.params.output"},
+		// A topology's partition is a request key; how the partitions are
+		// read (a command, slurmrestd's URL and token file) is not.
+		{`{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"plugin":"topology/yaml","slurmVersion":"26.05","partitionCommand":` + run + `,"topologies":[{"name":"t","plugin":"tree","clusterDefault":true,"partition":"gpu"}]}}}`, "engine.params.partitionCommand"},
+		{`{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"slurmrestd":{"url":"http://127.0.0.1:1","allowHTTP":true,"tokenFile":"/etc/shadow"}}}}`, "engine.params.slurmrestd"},
 	} {
 		w := s.do(http.MethodPost, "/v1/generate", tt.body)
 		if w.Code != http.StatusForbidden || errorOf(t, w).Field != tt.field {
@@ -374,6 +379,9 @@ func TestAttackCredentialAndCommandKeys(t *testing.T) {
 	// Their request keys are taken.
 	if w := s.do(http.MethodPost, "/v1/generate", `{"provider":{"name":"lldp","params":{"maxAge":"5m"}},"engine":{"name":"instances","params":{"domainLabels":false}}}`); w.Code != http.StatusAccepted {
 		t.Errorf("request keys of lldp and instances = %d %s, want 202", w.Code, w.Body)
+	}
+	if w := s.do(http.MethodPost, "/v1/generate", `{"provider":{"name":"lldp"},"engine":{"name":"slurm","params":{"plugin":"topology/yaml","slurmVersion":"26.05","topologies":[{"name":"t","plugin":"tree","clusterDefault":true,"partition":"gpu"}]}}}`); w.Code != http.StatusAccepted {
+		t.Errorf("a topology's partition = %d %s, want 202", w.Code, w.Body)
 	}
 	s.reqs.Close()
 	if _, err := os.Stat(canary); !os.IsNotExist(err) {
