@@ -86,7 +86,7 @@ func TestFabricTrust(t *testing.T) {
 			{"/v1/fabric?snapshot=" + strings.Repeat("9", 4000), http.StatusBadRequest},
 			{"/v1/fabric?snapshot=0", http.StatusNotFound},
 			{"/v1/fabric?snapshot=18446744073709551615", http.StatusNotFound},
-			{"/v1/fabric?snapshot=1&snapshot=99", http.StatusOK}, // the first value counts
+			{"/v1/fabric?snapshot=1&snapshot=99", http.StatusOK},                               // the first value counts
 			{"/v1/fabric/occupancy?snapshot=99&x=" + strings.Repeat("y", 4000), http.StatusOK}, // it takes no parameter
 		} {
 			if w := s.do(http.MethodGet, tc.target, ""); w.Code != tc.want {
@@ -95,12 +95,12 @@ func TestFabricTrust(t *testing.T) {
 		}
 		// A body larger than server.maxBodyBytes is refused before any
 		// handler, on a GET too.
-		req := httptest.NewRequest(http.MethodGet, "/v1/fabric", strings.NewReader(strings.Repeat("x", 8<<20)))
+		req := httptest.NewRequest(http.MethodGet, "/v1/fabric", strings.NewReader(strings.Repeat("x", 9<<20)))
 		req.Host = "127.0.0.1:49021"
 		w := httptest.NewRecorder()
 		s.handler.ServeHTTP(w, req)
 		if w.Code != http.StatusRequestEntityTooLarge {
-			t.Errorf("GET with an 8 MiB body = %d, want 413", w.Code)
+			t.Errorf("GET with a 9 MiB body = %d, want 413", w.Code)
 		}
 		// Many readers of an older snapshot at once: each is answered, or
 		// told to come back (429), within server.maxSnapshotReads; none
