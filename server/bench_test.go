@@ -110,8 +110,13 @@ func BenchmarkGraphHeap(b *testing.B) {
 // heatmap of every leaf, a search that scans every node, and the
 // aggregated DOT.
 func BenchmarkView(b *testing.B) {
-	s := benchStack(b)
-	for _, target := range []string{"/v1/tree", "/v1/tree?switch=leaf1698", "/v1/heatmap", "/v1/find?q=gpu054321", "/v1/find?q=99999", "/v1/graph?format=dot"} {
+	benchGets(b, benchStack(b), "/v1/tree", "/v1/tree?switch=leaf1698", "/v1/heatmap", "/v1/find?q=gpu054321", "/v1/find?q=99999", "/v1/graph?format=dot")
+}
+
+// benchGets measures each GET target of s as a sub-benchmark named after
+// it, with the answer's size.
+func benchGets(b *testing.B, s *stack, targets ...string) {
+	for _, target := range targets {
 		b.Run(target, func(b *testing.B) {
 			w := &discardRecorder{h: http.Header{}}
 			req := httptest.NewRequest(http.MethodGet, target, nil)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,21 +251,5 @@ func TestFabricOccupancy(t *testing.T) {
 // the 100k-node model: the kept whole-fabric document (and, once, its
 // encoding) and the occupancy of every node in fabric order.
 func BenchmarkFabric(b *testing.B) {
-	s := benchStack(b)
-	for _, target := range []string{"/v1/fabric", "/v1/fabric/occupancy"} {
-		b.Run(target, func(b *testing.B) {
-			w := &discardRecorder{h: http.Header{}}
-			req := httptest.NewRequest(http.MethodGet, target, nil)
-			b.ReportAllocs()
-			for b.Loop() {
-				clear(w.h)
-				w.n = 0
-				s.handler.ServeHTTP(w, req)
-				if w.code != http.StatusOK {
-					b.Fatalf("status %d", w.code)
-				}
-			}
-			b.ReportMetric(float64(w.n), "resp-bytes")
-		})
-	}
+	benchGets(b, benchStack(b), "/v1/fabric", "/v1/fabric/occupancy")
 }
