@@ -25,10 +25,8 @@ package example
 import (
 	"bytes"
 	"context"
-	"fmt"
 
 	"github.com/toposcope/toposcope/engines"
-	"github.com/toposcope/toposcope/internal/atomicfile"
 	"github.com/toposcope/toposcope/topology"
 )
 
@@ -101,15 +99,9 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	if err != nil {
 		return err
 	}
-	if e.cfg.Output == "" {
-		if _, err := e.deps.Stdout.Write(data); err != nil {
-			return fmt.Errorf("%s: write: %w", Name, err)
-		}
-		return nil
-	}
-	changed, err := atomicfile.Write(e.cfg.Output, data, 0o644)
+	changed, err := engines.WriteDocument(Name, e.cfg.Output, data, e.deps)
 	if err != nil {
-		return fmt.Errorf("%s: %w", Name, err)
+		return err
 	}
 	e.deps.Logger.DebugContext(ctx, Name+": published", "output", e.cfg.Output, "changed", changed, "bytes", len(data))
 	return nil

@@ -16,7 +16,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/engines"
-	"github.com/toposcope/toposcope/internal/atomicfile"
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/topology"
 )
@@ -156,14 +155,6 @@ func (e *Engine) Publish(ctx context.Context, g *topology.Graph) error {
 	if err != nil {
 		return err
 	}
-	if e.cfg.Output == "" {
-		if _, err := e.deps.Stdout.Write(data); err != nil {
-			return fmt.Errorf("%s: write: %w", Name, err)
-		}
-		return nil
-	}
-	if _, err := atomicfile.Write(e.cfg.Output, data, 0o644); err != nil {
-		return fmt.Errorf("%s: %w", Name, err)
-	}
-	return nil
+	_, err = engines.WriteDocument(Name, e.cfg.Output, data, e.deps)
+	return err
 }
