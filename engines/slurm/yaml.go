@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -67,14 +66,7 @@ func (e *Engine) baseTopologies(g *topology.Graph) []TopologyConfig {
 // partitionTopologies returns one topology of kind per Slurm partition
 // of g's nodes (attribute topology.AttrSlurmPartitions), in name order.
 func partitionTopologies(g *topology.Graph, kind string, taken []TopologyConfig) ([]TopologyConfig, error) {
-	members := map[string][]string{}
-	for _, n := range g.Nodes() {
-		for _, p := range strings.Split(n.Attributes[topology.AttrSlurmPartitions], ",") {
-			if p != "" {
-				members[p] = append(members[p], n.Name)
-			}
-		}
-	}
+	members := attributePartitions(g)
 	if len(members) == 0 {
 		return nil, fmt.Errorf("partitionTopologies: no node carries its Slurm partitions (the %s attribute the slurm-nodes provider sets): %w",
 			topology.AttrSlurmPartitions, engines.ErrInexpressible)
