@@ -57,13 +57,22 @@ func extenderVerb[A, R any](h *handlers, verb func(*extender.Extender, context.C
 		}
 		defer h.extenderSlots.release(n)
 		var a A
-		if err := decodeStrict(b.data, &a); err != nil {
+		if err := decodeCall(b.data, &a); err != nil {
 			h.fail(c, err)
 			return
 		}
 		res, err := verb(h.Extender, c.Request.Context(), &a)
 		h.answerExtender(c, &a, res, err)
 	}
+}
+
+// decodeCall decodes a verb's body strictly: a filter or prioritize
+// call through decodeArgs, others through decodeStrict.
+func decodeCall(raw []byte, v any) error {
+	if a, ok := v.(*extender.Args); ok {
+		return decodeArgs(raw, a)
+	}
+	return decodeStrict(raw, v)
 }
 
 // answerExtender answers a verb's result: the filter and prioritize

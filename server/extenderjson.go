@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -17,6 +18,7 @@ import (
 // appendFilterResult appends r as JSON; names are the call's NodeNames,
 // the order of the maps' keys (keys not among them follow, sorted).
 func appendFilterResult(buf []byte, r *extender.FilterResult, names []string) []byte {
+	start := len(buf)
 	buf = append(buf, '{')
 	first := true
 	field := func(key string) {
@@ -36,7 +38,16 @@ func appendFilterResult(buf []byte, r *extender.FilterResult, names []string) []
 		field("FailedNodes")
 		buf = appendStringMap(buf, r.FailedNodes, names)
 	}
-	if len(r.FailedAndUnresolvableNodes) > 0 {
+	switch {
+	case r.OthersUnresolvable != "" && len(r.FailedAndUnresolvableNodes) == 0:
+		field("FailedAndUnresolvableNodes")
+		buf = appendOthers(buf, names, r.Kept(), r.OthersUnresolvable)
+	case r.OthersUnresolvable != "":
+		c := *r
+		c.FailedAndUnresolvableNodes = maps.Clone(r.FailedAndUnresolvableNodes)
+		c.Expand(names)
+		return appendFilterResult(buf[:start], &c, names)
+	case len(r.FailedAndUnresolvableNodes) > 0:
 		field("FailedAndUnresolvableNodes")
 		buf = appendStringMap(buf, r.FailedAndUnresolvableNodes, names)
 	}
@@ -79,6 +90,27 @@ func appendStrings(buf []byte, ss []string) []byte {
 		buf = appendJSONString(buf, s)
 	}
 	return append(buf, ']')
+}
+
+// appendOthers appends, as a JSON object, each of names that kept lacks
+// with the reason. The names are a call's, which the extender has found
+// free of repeats.
+func appendOthers(buf []byte, names []string, kept map[string]struct{}, reason string) []byte {
+	enc := appendJSONString(nil, reason)
+	buf = append(buf, '{')
+	first := true
+	for _, n := range names {
+		if _, ok := kept[n]; ok {
+			continue
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = appendJSONString(buf, n)
+		buf = append(append(buf, ':'), enc...)
+	}
+	return append(buf, '}')
 }
 
 // appendStringMap appends m as a JSON object, its keys in the order of

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/toposcope/toposcope/service/extender"
@@ -53,6 +54,30 @@ func TestExtenderAnswerEncoding(t *testing.T) {
 		want += "}}"
 		if got := string(appendFilterResult(nil, &extender.FilterResult{FailedNodes: failed}, order)); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	})
+	t.Run("others unresolvable", func(t *testing.T) {
+		// The filter's "every other node" form writes what the map it
+		// stands for writes; with a map beside it, both are kept.
+		reason := "held <elsewhere> & \"quoted\""
+		withZ := []string{"a-1", "a-2", "b<&>", "c\"q", "d\\e", "tab\t", "zz", "é"} // sorted, and "zz"
+		for _, extra := range []map[string]string{nil, {"zz": "other"}} {
+			short := &extender.FilterResult{NodeNames: &keep, FailedAndUnresolvableNodes: extra, OthersUnresolvable: reason}
+			long := &extender.FilterResult{NodeNames: &keep, FailedAndUnresolvableNodes: maps.Clone(extra), OthersUnresolvable: reason}
+			long.Expand(withZ)
+			if long.OthersUnresolvable != "" || len(long.FailedAndUnresolvableNodes) != len(withZ)-len(keep) || (extra != nil && long.FailedAndUnresolvableNodes["zz"] != "other") {
+				t.Fatalf("Expand left %q and %d nodes", long.OthersUnresolvable, len(long.FailedAndUnresolvableNodes))
+			}
+			want, err := json.Marshal(long)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendFilterResult(nil, short, withZ); string(got) != string(want) {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+			if len(short.FailedAndUnresolvableNodes) != len(extra) {
+				t.Errorf("encoding changed the result: %v", short.FailedAndUnresolvableNodes)
+			}
 		}
 	})
 	for _, hs := range [][]extender.HostPriority{nil, {}, {{Host: "a", Score: 10}, {Host: "<b>", Score: 0}, {Host: "ü", Score: -3}}} {

@@ -30,6 +30,7 @@ type Planner interface {
 	OccupiedHeld(ctx context.Context, held service.Held, extra ...string) (service.Occupancy, error)
 	Standings(o service.Occupancy, cfg placement.Config) (*placement.Standings, error)
 	NodeCount() int
+	Repeated(names []string) (string, bool)
 }
 
 // ErrPod is wrapped when a pod's gang or duration cannot be read.
@@ -208,16 +209,16 @@ func (e *Extender) Filter(ctx context.Context, a *Args) (*FilterResult, error) {
 	// that names no gang: the answer repeats it for every node, and the
 	// scheduler knows the pod.
 	keep := make([]string, 0, len(h.nodes))
-	out := make(map[string]string, len(names))
-	const other = "toposcope holds this pod's gang on other nodes"
 	for _, n := range names {
 		if h.nodes[n] > 0 {
 			keep = append(keep, n)
-		} else {
-			out[n] = other
 		}
 	}
-	return &FilterResult{NodeNames: &keep, FailedAndUnresolvableNodes: out}, nil
+	res := &FilterResult{NodeNames: &keep}
+	if len(keep) < len(names) {
+		res.OthersUnresolvable = "toposcope holds this pod's gang on other nodes"
+	}
+	return res, nil
 }
 
 // Prioritize answers a prioritize call: a gang's held nodes score the
@@ -357,12 +358,8 @@ func (e *Extender) nodeNames(a *Args) ([]string, error) {
 	if limit := 2*e.opts.Planner.NodeCount() + 1024; len(names) > limit {
 		return nil, fmt.Errorf("%w: %d nodes, more than %d (twice the topology's nodes and 1,024)", ErrNodeNames, len(names), limit)
 	}
-	seen := make(map[string]struct{}, len(names))
-	for _, n := range names {
-		if _, dup := seen[n]; dup {
-			return nil, fmt.Errorf("%w: node %q is named twice", ErrNodeNames, clip(n, 64))
-		}
-		seen[n] = struct{}{}
+	if n, dup := e.opts.Planner.Repeated(names); dup {
+		return nil, fmt.Errorf("%w: node %q is named twice", ErrNodeNames, clip(n, 64))
 	}
 	return names, nil
 }

@@ -57,6 +57,46 @@ type FilterResult struct {
 	FailedNodes                map[string]string `json:",omitempty"`
 	FailedAndUnresolvableNodes map[string]string `json:",omitempty"`
 	Error                      string            `json:",omitempty"`
+	// OthersUnresolvable, when not empty, is the reason every node of
+	// the call that NodeNames does not keep is out, preemption not
+	// helping: the answer lists them under FailedAndUnresolvableNodes
+	// with it. At 100,000 nodes that saves a map of 100,000 names per
+	// call; Expand builds the map for readers that want it.
+	OthersUnresolvable string `json:"-"`
+}
+
+// Expand moves OthersUnresolvable into FailedAndUnresolvableNodes:
+// every name of the call's names that NodeNames does not keep and the
+// map does not have yet, with that reason.
+func (r *FilterResult) Expand(names []string) {
+	if r.OthersUnresolvable == "" {
+		return
+	}
+	kept := r.Kept()
+	if r.FailedAndUnresolvableNodes == nil {
+		r.FailedAndUnresolvableNodes = make(map[string]string, len(names))
+	}
+	for _, n := range names {
+		if _, ok := kept[n]; ok {
+			continue
+		}
+		if _, ok := r.FailedAndUnresolvableNodes[n]; !ok {
+			r.FailedAndUnresolvableNodes[n] = r.OthersUnresolvable
+		}
+	}
+	r.OthersUnresolvable = ""
+}
+
+// Kept returns the set of NodeNames.
+func (r *FilterResult) Kept() map[string]struct{} {
+	var kept map[string]struct{}
+	if r.NodeNames != nil {
+		kept = make(map[string]struct{}, len(*r.NodeNames))
+		for _, n := range *r.NodeNames {
+			kept[n] = struct{}{}
+		}
+	}
+	return kept
 }
 
 // HostPriority is one node's score (0 to MaxScore).
