@@ -32,8 +32,8 @@ func (c *Cluster) Capacity(cfg Config) CapacityReport {
 	recl := make([]int, len(c.nodes))
 	for i := range c.nodes {
 		n := &c.nodes[i]
-		free[i] = n.gpus - n.used
-		for _, h := range n.hold {
+		free[i] = n.gpus - c.used[i]
+		for _, h := range c.holds(i) {
 			if !c.records[h.rec].ProtectedUntil(cfg.MinRuntimeCap).After(now) {
 				recl[i] += h.gpus
 			}

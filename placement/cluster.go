@@ -14,13 +14,14 @@ type holding struct {
 	gpus int
 }
 
+// cnode is one node of the topology; what the records hold on it is
+// in the Cluster's used and held, so that occupying a cluster copies
+// no node.
 type cnode struct {
 	name   string
 	gpus   int
-	used   int
 	leaf   int // switch index; -1 if none
 	domain int // domain index; -1 if none
-	hold   []holding
 }
 
 type cswitch struct {
@@ -50,6 +51,12 @@ type Cluster struct {
 	size    []int
 	swTotal []int          // GPUs under each switch
 	nodeIdx map[string]int // node name to index
+	// used is, per node, the GPUs running records hold; held lists the
+	// holdings (record index, GPUs) node by node, in record order, node
+	// i's at held[heldAt[i]:heldAt[i+1]].
+	used   []int
+	held   []holding
+	heldAt []int32
 	// off marks the nodes no request may take (Only); nil: none.
 	off []bool
 }
@@ -132,10 +139,8 @@ func NewCluster(g *topology.Graph, records []Record, now time.Time) (*Cluster, e
 func (c *Cluster) Occupy(records []Record, now time.Time) (*Cluster, error) {
 	o := *c
 	o.now, o.records, o.recNodes, o.running = now, records, make([][]holding, len(records)), nil
-	o.nodes = slices.Clone(c.nodes)
-	for i := range o.nodes {
-		o.nodes[i].used, o.nodes[i].hold = 0, nil
-	}
+	o.used = make([]int, len(c.nodes))
+	at := make([]int32, len(c.nodes)+1) // holdings per node, then their offsets
 	places := 0
 	for ri := range records {
 		places += len(records[ri].Nodes)
@@ -157,17 +162,17 @@ func (c *Cluster) Occupy(records []Record, now time.Time) (*Cluster, error) {
 			if k < extra {
 				g++
 			}
-			n := &o.nodes[ni]
-			if n.used+g > n.gpus {
-				return nil, fmt.Errorf("%w: record %q: node %q has %d GPUs, %d already held", ErrInvalid, r.Workload, name, n.gpus, n.used)
+			if o.used[ni]+g > o.nodes[ni].gpus {
+				return nil, fmt.Errorf("%w: record %q: node %q has %d GPUs, %d already held", ErrInvalid, r.Workload, name, o.nodes[ni].gpus, o.used[ni])
 			}
-			n.used += g
-			n.hold = append(n.hold, holding{rec: ri, gpus: g})
+			o.used[ni] += g
+			at[ni+1]++
 			flat = append(flat, holding{rec: ni, gpus: g})
 		}
 		o.recNodes[ri] = flat[first:len(flat):len(flat)]
 		o.running = append(o.running, ri)
 	}
+	o.indexHeld(at)
 	// size: each running record is numbered by its workload, and the
 	// workloads' GPUs summed.
 	o.size = make([]int, len(records))
@@ -190,6 +195,26 @@ func (c *Cluster) Occupy(records []Record, now time.Time) (*Cluster, error) {
 	return &o, nil
 }
 
+// indexHeld lays the running records' holdings out node by node, given
+// each node's count in count[i+1].
+func (c *Cluster) indexHeld(count []int32) {
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	next := slices.Clone(count[:len(count)-1])
+	c.held = make([]holding, count[len(count)-1])
+	for _, ri := range c.running {
+		for _, h := range c.recNodes[ri] { // h.rec is the node there
+			c.held[next[h.rec]] = holding{rec: ri, gpus: h.gpus}
+			next[h.rec]++
+		}
+	}
+	c.heldAt = count
+}
+
+// holds returns what the running records hold on node i.
+func (c *Cluster) holds(i int) []holding { return c.held[c.heldAt[i]:c.heldAt[i+1]] }
+
 // GPUs returns the cluster's total GPUs.
 func (c *Cluster) GPUs() int { return c.gpus }
 
@@ -197,7 +222,7 @@ func (c *Cluster) GPUs() int { return c.gpus }
 func (c *Cluster) FreeGPUs() int {
 	free := 0
 	for i := range c.nodes {
-		free += c.nodes[i].gpus - c.nodes[i].used
+		free += c.nodes[i].gpus - c.used[i]
 	}
 	return free
 }

@@ -61,8 +61,8 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 		cand.Nodes = append(cand.Nodes, NodeTake{Node: n.name, GPUs: t})
 		set = append(set, ni)
 		p.land(&fp, ni, t)
-		if short := t - (n.gpus - n.used) - ev.extra[ni]; short > 0 {
-			p.evict(&ev, &cand, n.hold, short)
+		if short := t - (n.gpus - p.c.used[ni]) - ev.extra[ni]; short > 0 {
+			p.evict(&ev, &cand, p.c.holds(ni), short)
 		}
 	}
 	cand.Scores.WaitSeconds = ev.wait.Seconds()
@@ -76,7 +76,7 @@ func (p *planner) explain(class int, g group, takes []int, hmin int) Candidate {
 func (p *planner) land(fp *footprint, ni, t int) {
 	n := &p.c.nodes[ni]
 	fp.leaves[n.leaf] = true
-	fp.leafTaken[n.leaf] += min(t, n.gpus-n.used)
+	fp.leafTaken[n.leaf] += min(t, n.gpus-p.c.used[ni])
 	fp.loose = fp.loose || n.domain < 0
 	if n.domain >= 0 {
 		if !fp.doms[n.domain] && p.freeDoms[n.domain] {
@@ -142,7 +142,7 @@ func (p *planner) scoreShape(sc *Scores, g group, set []int, fp *footprint, extr
 		// What the node keeps free: its free GPUs and those its
 		// victims free, less the pod.
 		n := &c.nodes[set[0]]
-		sc.NodeSlack = max(0, n.gpus-n.used+extra[set[0]]-p.need)
+		sc.NodeSlack = max(0, n.gpus-c.used[set[0]]+extra[set[0]]-p.need)
 	}
 	sc.SFrag = 1 - float64(max(0, sc.Residual))/float64(max(1, p.groupTotal(g)))
 }

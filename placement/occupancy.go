@@ -37,8 +37,9 @@ func (o *Occupancy) add(p Occupancy) {
 // counts once per node.
 func (c *Cluster) node(i int, cfg Config) Occupancy {
 	n := &c.nodes[i]
-	o := Occupancy{GPUs: n.gpus, Free: n.gpus - n.used, Workloads: len(n.hold)}
-	for _, h := range n.hold {
+	hold := c.holds(i)
+	o := Occupancy{GPUs: n.gpus, Free: n.gpus - c.used[i], Workloads: len(hold)}
+	for _, h := range hold {
 		r := &c.records[h.rec]
 		if r.Allocated {
 			o.Allocated += h.gpus
@@ -85,4 +86,30 @@ func (c *Cluster) SwitchOccupancy(cfg Config) map[string]Occupancy {
 		out[c.switches[i].id] = per[i]
 	}
 	return out
+}
+
+// Repeated returns the first of names that is named a second time, and
+// true; "" and false when each is named once. A name c does not know
+// counts as well as one it does; c's node index makes the check cost a
+// lookup and a bit per name instead of a set of every name.
+func (c *Cluster) Repeated(names []string) (string, bool) {
+	seen := make([]bool, len(c.nodes))
+	var others map[string]struct{}
+	for _, n := range names {
+		if i, ok := c.nodeIdx[n]; ok {
+			if seen[i] {
+				return n, true
+			}
+			seen[i] = true
+			continue
+		}
+		if others == nil {
+			others = make(map[string]struct{})
+		}
+		if _, dup := others[n]; dup {
+			return n, true
+		}
+		others[n] = struct{}{}
+	}
+	return "", false
 }

@@ -369,3 +369,31 @@ func occupied(t *testing.T, g *topology.Graph, recs []Record, now time.Time) (*C
 	}
 	return cl, st
 }
+
+func TestRepeated(t *testing.T) {
+	t.Parallel()
+	cl, err := NewCluster(model(t, "small-tree"), nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		names []string
+		want  string
+	}{
+		{"none", nil, ""},
+		{"distinct", []string{"gpu003", "gpu001", "nowhere", "gpu002"}, ""},
+		{"known twice", []string{"gpu001", "gpu002", "gpu001", "gpu002"}, "gpu001"},
+		{"unknown twice", []string{"x", "gpu001", "y", "x"}, "x"},
+		{"unknown once, known twice", []string{"x", "gpu004", "y", "gpu004", "x"}, "gpu004"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, dup := cl.Repeated(tt.names)
+			if got != tt.want || dup != (tt.want != "") {
+				t.Errorf("Repeated(%v) = %q, %v; want %q", tt.names, got, dup, tt.want)
+			}
+		})
+	}
+}

@@ -169,7 +169,7 @@ func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated 
 	for d, nodes := range c.domains {
 		p.freeDoms[d] = len(nodes) > 0
 		for _, ni := range nodes {
-			if c.nodes[ni].used > 0 {
+			if c.used[ni] > 0 {
 				p.freeDoms[d] = false
 				break
 			}
@@ -178,9 +178,9 @@ func newPlanner(c *Cluster, st *Standings, req *Request, cfg *Config, allocated 
 	below, busy := make([]int, len(c.switches)), make([]bool, len(c.switches))
 	for i := range c.nodes {
 		if l := c.nodes[i].leaf; l >= 0 {
-			p.leafFree[l] += c.nodes[i].gpus - c.nodes[i].used
+			p.leafFree[l] += c.nodes[i].gpus - c.used[i]
 			below[l]++
-			busy[l] = busy[l] || c.nodes[i].used > 0
+			busy[l] = busy[l] || c.used[i] > 0
 		}
 	}
 	p.freeSw = make([]bool, len(c.switches))
@@ -309,9 +309,9 @@ func (p *planner) capacities(class int) {
 	}
 	for i := range p.c.nodes {
 		n := &p.c.nodes[i]
-		v := n.gpus - n.used
+		v := n.gpus - p.c.used[i]
 		if class > 0 {
-			for _, h := range n.hold {
+			for _, h := range p.c.holds(i) {
 				if p.eligibleBy(h.rec, limit) {
 					v += h.gpus
 				}

@@ -113,6 +113,25 @@ func (p *Placer) NodeCount() int {
 	return 0
 }
 
+// Repeated returns the first of names named a second time (see
+// placement.Cluster.Repeated), on the current topology's node index; by
+// a set of the names before the first discovery.
+func (p *Placer) Repeated(names []string) (string, bool) {
+	if g := p.loop.State().Graph; g != nil {
+		if base, err := p.unoccupied(g); err == nil {
+			return base.Repeated(names)
+		}
+	}
+	seen := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		if _, dup := seen[n]; dup {
+			return n, true
+		}
+		seen[n] = struct{}{}
+	}
+	return "", false
+}
+
 // Standings computes the accounts' fair-share standings of o.
 func (p *Placer) Standings(o Occupancy, cfg placement.Config) (*placement.Standings, error) {
 	return placement.ComputeIndexed(o.View.Tree, o.View.Records, o.View.Index, o.At, o.Cluster.GPUs(), cfg)
