@@ -22,7 +22,7 @@ func (g *Graph) WithAttributes(add map[string]map[string]string) *Graph {
 	out := *g
 	out.nodes = slices.Clone(g.nodes)
 	for name, attrs := range add {
-		i, ok := g.nodeIndex[name]
+		i, ok := g.nodeAt(name)
 		if !ok || len(attrs) == 0 {
 			continue
 		}

@@ -10,15 +10,16 @@ import (
 )
 
 func (g *Graph) buildNodes(b *Builder) {
-	g.nodes, g.nodeIndex = b.nodes, b.index
+	g.nodes, g.idx = b.nodes, &nodeIndex{}
 	byName := func(a, b Node) int { return naturalCmp(a.Name, b.Name) }
-	if slices.IsSortedFunc(g.nodes, byName) {
+	if b.index == nil { // added in order: sorted, and no index made yet
 		return
 	}
-	slices.SortFunc(g.nodes, byName)
-	for i := range g.nodes {
-		g.nodeIndex[g.nodes[i].Name] = i
+	if slices.IsSortedFunc(g.nodes, byName) {
+		g.idx.m = b.index
+		return
 	}
+	slices.SortFunc(g.nodes, byName) // the index is made again on first use
 }
 
 func (g *Graph) buildSwitches(b *Builder) error {

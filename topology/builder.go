@@ -26,9 +26,15 @@ type SwitchInfo struct {
 type Builder struct {
 	// nodes holds each declared node in the order added (so input that is
 	// already sorted sorts in O(n)); Leaf, Domain and SubDomain record the
-	// placements made so far. index maps a name to its position.
+	// placements made so far. index maps a name to its position; it is
+	// nil while the nodes have come in strictly increasing natural order,
+	// which rules out a repeat, and the node looked up is the last one
+	// added: it is made on the first other use (indexed), so that a
+	// provider that adds its nodes sorted, each with its placements,
+	// makes none. want is the size Grow announced.
 	nodes     []Node
 	index     map[string]int
+	want      int
 	built     bool
 	switches  map[string]SwitchInfo
 	parent    map[string]string // child switch ID -> parent switch ID
@@ -46,7 +52,6 @@ type Builder struct {
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
 	return &Builder{
-		index:    make(map[string]int),
 		switches: make(map[string]SwitchInfo),
 		parent:   make(map[string]string),
 	}
@@ -69,7 +74,12 @@ func (b *Builder) AddNode(n Node) {
 		return
 	}
 	n.Leaf, n.Domain, n.SubDomain = "", "", ""
-	if i, ok := b.index[n.Name]; ok {
+	if b.index == nil && (len(b.nodes) == 0 || naturalCmp(b.nodes[len(b.nodes)-1].Name, n.Name) < 0) {
+		n.Attributes = maps.Clone(n.Attributes)
+		b.nodes = append(b.nodes, n)
+		return
+	}
+	if i, ok := b.indexed()[n.Name]; ok {
 		if !sameNode(&b.nodes[i], &n) {
 			b.fail(fmt.Errorf("node %q: %w", n.Name, ErrDuplicateNode))
 		}
@@ -89,13 +99,25 @@ func sameNode(a, b *Node) bool {
 // size of the cluster avoids repeated growth.
 func (b *Builder) Grow(n int) {
 	b.nodes = slices.Grow(b.nodes, n)
-	if len(b.index) == 0 {
-		b.index = make(map[string]int, n)
+	b.want = len(b.nodes) + n
+}
+
+// indexed returns the index of the nodes' names, making it on first use.
+func (b *Builder) indexed() map[string]int {
+	if b.index == nil {
+		b.index = make(map[string]int, max(len(b.nodes), b.want))
+		for i := range b.nodes {
+			b.index[b.nodes[i].Name] = i
+		}
 	}
+	return b.index
 }
 
 func (b *Builder) node(name string) (*Node, bool) {
-	i, ok := b.index[name]
+	if k := len(b.nodes) - 1; k >= 0 && b.nodes[k].Name == name {
+		return &b.nodes[k], true
+	}
+	i, ok := b.indexed()[name]
 	if !ok {
 		return nil, false
 	}

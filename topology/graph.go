@@ -7,6 +7,8 @@
 // package imports no cloud SDK and no Kubernetes package.
 package topology
 
+import "sync"
+
 // Node is a compute node as the scheduler knows it.
 type Node struct {
 	// Name is the scheduler's node name (usually the host name).
@@ -81,13 +83,39 @@ type SubDomain struct {
 // and pointers it returns are shared with the graph: callers must not
 // modify them.
 type Graph struct {
-	nodes     []Node
-	nodeIndex map[string]int
-	switches  []Switch
-	swIndex   map[string]int
-	domains   []Domain
-	domIndex  map[string]int
-	depth     int
+	nodes    []Node
+	idx      *nodeIndex
+	switches []Switch
+	swIndex  map[string]int
+	domains  []Domain
+	domIndex map[string]int
+	depth    int
+}
+
+// nodeIndex maps the names of a graph's nodes to their positions. It
+// is made on first use: a graph that is only rendered (generate) never
+// needs it. Graphs with the same nodes in the same order (WithAttributes)
+// share it.
+type nodeIndex struct {
+	once sync.Once
+	m    map[string]int
+}
+
+// nodeAt returns the position of the named node.
+func (g *Graph) nodeAt(name string) (int, bool) {
+	if g.idx == nil {
+		return 0, false
+	}
+	g.idx.once.Do(func() {
+		if g.idx.m == nil {
+			g.idx.m = make(map[string]int, len(g.nodes))
+			for i := range g.nodes {
+				g.idx.m[g.nodes[i].Name] = i
+			}
+		}
+	})
+	i, ok := g.idx.m[name]
+	return i, ok
 }
 
 // Nodes returns every node in natural order of name.
@@ -95,7 +123,7 @@ func (g *Graph) Nodes() []Node { return g.nodes }
 
 // Node returns the named node.
 func (g *Graph) Node(name string) (*Node, bool) {
-	i, ok := g.nodeIndex[name]
+	i, ok := g.nodeAt(name)
 	if !ok {
 		return nil, false
 	}
@@ -195,7 +223,8 @@ func (g *Graph) DomainsInFabricOrder() []*Domain {
 	walk = func(id string) {
 		s := &g.switches[g.swIndex[id]]
 		for _, name := range s.Nodes {
-			if d := g.nodes[g.nodeIndex[name]].Domain; d != "" {
+			if i, _ := g.nodeAt(name); g.nodes[i].Domain != "" {
+				d := g.nodes[i].Domain
 				if _, seen := rank[d]; !seen {
 					rank[d] = next
 					next++

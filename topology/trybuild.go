@@ -67,7 +67,7 @@ func (b *Builder) checkPathSwitch(path []SwitchInfo, i int, newNames []string) (
 		if j := slices.Index(newNames, name); j >= 0 {
 			return "", fmt.Errorf("switches %q and %q both map to name %q: %w", path[j].ID, s.ID, name, ErrNameCollision)
 		}
-		if _, isNode := b.index[name]; isNode {
+		if _, isNode := b.indexed()[name]; isNode {
 			return "", fmt.Errorf("switch %q would be named %q, like node %q: %w", s.ID, name, name, ErrNameCollision)
 		}
 	}

@@ -96,7 +96,7 @@ func (m *Model) addRequested(ctx context.Context, b *topology.Builder, refs []pr
 // lookup finds the model node a request names, or nil.
 func (m *Model) lookup(ref providers.NodeRef) *mnode {
 	if ref.Name != "" {
-		if i, ok := m.byName[ref.Name]; ok {
+		if i, ok := m.nameIndex()[ref.Name]; ok {
 			return &m.nodes[i]
 		}
 	}

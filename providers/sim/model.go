@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 
 	"github.com/toposcope/toposcope/internal/bounded"
 	"github.com/toposcope/toposcope/internal/config"
@@ -48,8 +49,24 @@ type Model struct {
 	defaults facts
 	nodes    []mnode
 
+	// byName is made on first use (nameIndex): generate, which asks
+	// for every node, never looks one up.
 	byName     map[string]int32
+	nameOnce   sync.Once
 	byInstance map[string]int32
+}
+
+// nameIndex returns the index of the nodes' names.
+func (m *Model) nameIndex() map[string]int32 {
+	m.nameOnce.Do(func() {
+		if m.byName == nil {
+			m.byName = make(map[string]int32, len(m.nodes))
+			for i := range m.nodes {
+				m.byName[m.nodes[i].name] = int32(i)
+			}
+		}
+	})
+	return m.byName
 }
 
 // facts are the per-node facts a node group (or the defaults) gives.

@@ -42,9 +42,9 @@ func (m *Model) sortNodes() {
 		return
 	}
 	slices.SortFunc(m.nodes, byName)
+	m.byName = nil // made again on first use (Model.index)
 	for i := range m.nodes {
 		n := &m.nodes[i]
-		m.byName[n.name] = int32(i)
 		if n.instanceID != "" {
 			m.byInstance[n.instanceID] = int32(i)
 		}
@@ -104,6 +104,8 @@ type resolver struct {
 	// then inserts without looking up first, and falls back to looking up
 	// after the first name that was not new.
 	fresh bool
+	// want is the size of the name index when it is made.
+	want int
 }
 
 // find returns the index of the named node.
@@ -112,18 +114,35 @@ func (r *resolver) find(name string) (int32, bool) {
 		r.hint++
 		return h, true
 	}
-	i, ok := r.m.byName[name]
+	i, ok := r.index()[name]
 	if ok {
 		r.hint = i + 1
 	}
 	return i, ok
 }
 
+// index returns the Model's name index, making it from the nodes so far
+// on first use: while the leaves list their names in increasing natural
+// order, none can be a repeat, and no index is needed.
+func (r *resolver) index() map[string]int32 {
+	if r.m.byName == nil {
+		r.m.byName = make(map[string]int32, max(len(r.m.nodes), r.want))
+		for j := range r.m.nodes {
+			r.m.byName[r.m.nodes[j].name] = int32(j)
+		}
+	}
+	return r.m.byName
+}
+
 // node returns the index of the named node, adding it if new; -1 if the
 // name is not a valid node name (noted in bad).
 func (r *resolver) node(name string, bad *conflict) int32 {
 	i := int32(len(r.m.nodes))
+	if r.fresh && r.m.byName == nil && (i == 0 || hostlist.Compare(r.m.nodes[i-1].name, name) < 0) {
+		return r.appendNode(name, bad) // after every name so far: new
+	}
 	if r.fresh {
+		r.index()
 		before := len(r.m.byName)
 		r.m.byName[name] = i
 		if len(r.m.byName) == before {
@@ -138,14 +157,23 @@ func (r *resolver) node(name string, bad *conflict) int32 {
 	} else if j, ok := r.find(name); ok {
 		return j
 	}
+	if i := r.appendNode(name, bad); i >= 0 {
+		r.index()[name] = i
+		return i
+	}
+	delete(r.m.byName, name)
+	return -1
+}
+
+// appendNode appends a node of that name; -1 if the name is not a valid
+// node name (noted in bad).
+func (r *resolver) appendNode(name string, bad *conflict) int32 {
 	if err := topology.CheckNodeName(name); err != nil {
-		delete(r.m.byName, name)
 		bad.note(fmt.Sprintf("node %q: %v", name, err))
 		return -1
 	}
 	r.m.nodes = append(r.m.nodes, mnode{name: name, leaf: -1, domain: -1, sub: -1, group: -1})
-	r.m.byName[name] = i
-	return i
+	return int32(len(r.m.nodes) - 1)
 }
 
 // resolve expands every hostlist and builds the Model, reporting
@@ -193,9 +221,8 @@ func (d *decoder) resolve() *Model {
 		subs:     make([]msub, 0, nSubs),
 		groups:   make([]facts, len(d.groups)),
 		nodes:    make([]mnode, 0, hint),
-		byName:   make(map[string]int32, hint),
 	}
-	r := &resolver{decoder: d, m: m, fresh: true}
+	r := &resolver{decoder: d, m: m, fresh: true, want: hint}
 	r.switches(leafNames)
 	r.fresh = false
 	r.domains(domNames, subNames)
