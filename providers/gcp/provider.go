@@ -1,6 +1,7 @@
 // Package gcp is the Google Cloud provider: it pages Compute Engine
 // instances.list (per configured zone) or instances.aggregatedList (the
-// whole project) with the cloud.google.com/go/compute REST client and
+// whole project) with Google's Compute Engine client for Go
+// (google.golang.org/api/compute/v1) and
 // turns resourceStatus.physicalHostTopology {subblock, block, cluster}
 // into the switch path, closest first, and the sub-block into the
 // accelerator domain (as Topograph does). Instances without topology are
@@ -17,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"cloud.google.com/go/compute/apiv1/computepb"
+	compute "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
 
 	"github.com/toposcope/toposcope/internal/config"
@@ -147,11 +148,16 @@ func (p *Provider) instance(id, name, zone, subblock, block, cluster string) clo
 	return in
 }
 
-func (p *Provider) fromAPI(list []*computepb.Instance, out []cloud.Instance) []cloud.Instance {
+func (p *Provider) fromAPI(list []*compute.Instance, out []cloud.Instance) []cloud.Instance {
 	for _, it := range list {
-		t := it.GetResourceStatus().GetPhysicalHostTopology()
-		out = append(out, p.instance(strconv.FormatUint(it.GetId(), 10), it.GetName(), it.GetZone(),
-			t.GetSubblock(), t.GetBlock(), t.GetCluster()))
+		if it == nil {
+			continue
+		}
+		var t compute.ResourceStatusPhysicalHostTopology
+		if it.ResourceStatus != nil && it.ResourceStatus.PhysicalHostTopology != nil {
+			t = *it.ResourceStatus.PhysicalHostTopology
+		}
+		out = append(out, p.instance(strconv.FormatUint(it.Id, 10), it.Name, it.Zone, t.Subblock, t.Block, t.Cluster))
 	}
 	return out
 }
@@ -166,7 +172,7 @@ func (p *Provider) fetch(ctx context.Context, api API) ([]cloud.Instance, int, e
 	}
 	for _, zone := range scopes {
 		n, err := cloud.Pages(func(page int, tok string) (string, error) {
-			var list []*computepb.Instance
+			var list []*compute.Instance
 			var next string
 			var err error
 			if zone == "" {

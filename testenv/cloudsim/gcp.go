@@ -72,7 +72,11 @@ func (g *GCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		gcpError(w, http.StatusForbidden, "rateLimitExceeded", "Rate Limit Exceeded")
 		return
 	}
-	known := map[string]bool{"$alt": true, "filter": true, "maxResults": true, "orderBy": true, "pageToken": true, "returnPartialSuccess": true}
+	// The method's own parameters, and the system parameters every
+	// Google API takes: $alt (cloud.google.com/go), alt and prettyPrint
+	// (google.golang.org/api).
+	known := map[string]bool{"$alt": true, "alt": true, "prettyPrint": true, "fields": true,
+		"filter": true, "maxResults": true, "orderBy": true, "pageToken": true, "returnPartialSuccess": true}
 	if aggregated {
 		known["includeAllScopes"], known["serviceProjectNumber"] = true, true
 	}
