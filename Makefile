@@ -20,8 +20,9 @@ LDFLAGS := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COM
 # keep every exported method of every cloud SDK client in the binary (the
 # linker cannot remove methods once reflect.Value.MethodByName is reachable):
 # 127.5 MB without it, 56.4 MB with it. cmd/toposcope's TestDeadCodeElimination
-# keeps it that way.
-TAGS := grpcnotrace
+# keeps it that way. nomsgpack drops gin's msgpack codec (ugorji/go), whose
+# initialisation every command paid for (TestNoHeavyInit).
+TAGS := grpcnotrace nomsgpack
 # BIN: where build puts the binaries. DEPDUMP: a file that receives the
 # linker's dependency dump of toposcope (-dumpdep; TestDeadCodeElimination
 # reads it); empty for none.

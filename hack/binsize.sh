@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # binsize.sh — what each cloud SDK and client-go cost in the release binary.
 #
-# Builds, with the release flags (static, -trimpath, -s -w, the grpcnotrace
-# tag), a base program
+# Builds, with the release flags (static, -trimpath, -s -w, the grpcnotrace and nomsgpack
+# tags), a base program
 # that links the sim provider and the Slurm engine (what a bare-metal Slurm
 # site needs), then the base plus one more plugin, and prints each one's
 # stripped size and what it adds to the base; last, the real binary
@@ -46,7 +46,7 @@ variant nscale "\"$M/providers/nscale\"" 'nscale.NewFactory()'
 variant kubernetes "\"$M/engines/k8slabels\"" 'k8slabels.NewFactory()'
 variant infiniband "\"$M/providers/infiniband\"" 'infiniband.NewFactory()'
 
-build() { CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags '-s -w' -o "$WORK/$1.bin" "./$WORK/$1"; stat -c %s "$WORK/$1.bin"; }
+build() { CGO_ENABLED=0 go build -trimpath -tags 'grpcnotrace nomsgpack' -ldflags '-s -w' -o "$WORK/$1.bin" "./$WORK/$1"; stat -c %s "$WORK/$1.bin"; }
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 
 base=$(build base)

@@ -79,3 +79,31 @@ func symbol(s string) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// TestNoHeavyInit keeps out of the release binary the packages whose
+// initialisation every command paid for though almost none used them
+// (docs/performance.md, "Start-up"): cloud.google.com/go/compute's
+// protocol buffer descriptors (12 ms; the gcp provider reads the same
+// REST API with google.golang.org/api/compute/v1), and gin's msgpack
+// codec (1.8 ms; the nomsgpack build tag).
+func TestNoHeavyInit(t *testing.T) {
+	t.Parallel()
+	if testing.Short() && !kubetest.InCI() {
+		t.Skip("-short: links the whole binary")
+	}
+	rel := releasebin.Get(budget.Context(t, 20*time.Minute), t)
+	data, err := os.ReadFile(rel.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "github.com/toposcope/toposcope/providers/gcp.") {
+		t.Fatal("the dependency dump does not mention the gcp provider: not the release binary's?")
+	}
+	for _, pkg := range []string{"cloud.google.com/go/compute/apiv1", "github.com/ugorji/go/codec."} {
+		if i := strings.Index(string(data), pkg); i >= 0 {
+			line := string(data[i:min(len(data), i+200)])
+			line, _, _ = strings.Cut(line, "\n")
+			t.Errorf("the release binary links %s again: %s", pkg, line)
+		}
+	}
+}
