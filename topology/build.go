@@ -33,10 +33,14 @@ func (g *Graph) buildSwitches(b *Builder) error {
 	for child, parent := range b.parent {
 		byID[parent].Children = append(byID[parent].Children, child)
 	}
+	var last *Switch // a leaf's nodes mostly come in a row: look it up once
 	for i := range g.nodes {
 		if leaf := g.nodes[i].Leaf; leaf != "" {
+			if last == nil || last.ID != leaf {
+				last = byID[leaf]
+			}
 			// g.nodes is sorted, so each Nodes list comes out sorted.
-			byID[leaf].Nodes = append(byID[leaf].Nodes, g.nodes[i].Name)
+			last.Nodes = append(last.Nodes, g.nodes[i].Name)
 		}
 	}
 	if err := checkNameCollisions(byID); err != nil {
@@ -102,14 +106,18 @@ func (g *Graph) buildDomains(b *Builder) error {
 	// backing array rather than a series of growing appends.
 	byID := make(map[string]*acc)
 	total := 0
+	var last *acc // a domain's nodes mostly come in a row: look it up once
+	lastID := ""
 	for i := range g.nodes {
 		if d := g.nodes[i].Domain; d != "" {
-			a := byID[d]
-			if a == nil {
-				a = &acc{}
-				byID[d] = a
+			if last == nil || d != lastID {
+				if last = byID[d]; last == nil {
+					last = &acc{}
+					byID[d] = last
+				}
+				lastID = d
 			}
-			a.count++
+			last.count++
 			total++
 		}
 	}
@@ -117,12 +125,16 @@ func (g *Graph) buildDomains(b *Builder) error {
 	for _, a := range byID {
 		a.nodes, backing = backing[:0:a.count], backing[a.count:]
 	}
+	last, lastID = nil, ""
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		if n.Domain == "" {
 			continue
 		}
-		a := byID[n.Domain]
+		if last == nil || n.Domain != lastID {
+			last, lastID = byID[n.Domain], n.Domain
+		}
+		a := last
 		a.nodes = append(a.nodes, n.Name)
 		if n.SubDomain != "" {
 			if a.subs == nil {

@@ -266,18 +266,23 @@ func (b *Builder) checkReferences() {
 		hasChild[parent] = true
 	}
 	mixed := make(map[string]bool)
+	fine := "" // the last leaf found declared and without child switches
 	for i := range b.nodes {
 		n := &b.nodes[i]
 		sw := n.Leaf
-		if sw == "" {
+		if sw == "" || sw == fine { // a leaf's nodes mostly come in a row
 			continue
 		}
-		if _, ok := b.switches[sw]; !ok {
+		_, known := b.switches[sw]
+		if !known {
 			b.fail(fmt.Errorf("node %q: switch %q: %w", n.Name, sw, ErrUnknownSwitch))
 		}
 		if hasChild[sw] && !mixed[sw] {
 			mixed[sw] = true
 			b.fail(fmt.Errorf("switch %q (node %q): %w", sw, n.Name, ErrMixedSwitch))
+		}
+		if known && !hasChild[sw] {
+			fine = sw
 		}
 	}
 }
