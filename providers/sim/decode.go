@@ -150,6 +150,9 @@ func countNodes(n *yaml.Node) int {
 
 // decodeDocument parses data as one YAML document whose root is a mapping.
 func decodeDocument(data []byte) (*yaml.Node, error) {
+	if root, ok := readBlockYAML(data); ok {
+		return root, nil
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
