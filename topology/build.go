@@ -33,16 +33,7 @@ func (g *Graph) buildSwitches(b *Builder) error {
 	for child, parent := range b.parent {
 		byID[parent].Children = append(byID[parent].Children, child)
 	}
-	var last *Switch // a leaf's nodes mostly come in a row: look it up once
-	for i := range g.nodes {
-		if leaf := g.nodes[i].Leaf; leaf != "" {
-			if last == nil || last.ID != leaf {
-				last = byID[leaf]
-			}
-			// g.nodes is sorted, so each Nodes list comes out sorted.
-			last.Nodes = append(last.Nodes, g.nodes[i].Name)
-		}
-	}
+	g.fillSwitchNodes(byID)
 	if err := checkNameCollisions(byID); err != nil {
 		return err
 	}
@@ -65,6 +56,37 @@ func (g *Graph) buildSwitches(b *Builder) error {
 		g.swIndex[g.switches[i].ID] = i
 	}
 	return nil
+}
+
+// fillSwitchNodes lists each leaf's nodes: counted first, so that every
+// list is a slice of one backing array rather than a series of growing
+// appends. g.nodes is sorted, so each list comes out sorted.
+func (g *Graph) fillSwitchNodes(byID map[string]*Switch) {
+	count := make(map[*Switch]int)
+	total := 0
+	var last *Switch // a leaf's nodes mostly come in a row: look it up once
+	for i := range g.nodes {
+		if leaf := g.nodes[i].Leaf; leaf != "" {
+			if last == nil || last.ID != leaf {
+				last = byID[leaf]
+			}
+			count[last]++
+			total++
+		}
+	}
+	backing := make([]string, total)
+	for sw, n := range count {
+		sw.Nodes, backing = backing[:0:n], backing[n:]
+	}
+	last = nil
+	for i := range g.nodes {
+		if leaf := g.nodes[i].Leaf; leaf != "" {
+			if last == nil || last.ID != leaf {
+				last = byID[leaf]
+			}
+			last.Nodes = append(last.Nodes, g.nodes[i].Name)
+		}
+	}
 }
 
 // setLevel computes Slurm's level: 0 with no child switch, else one more
