@@ -269,6 +269,8 @@ func (p *blockPlan) chooseLevels(l *layout, mults []int, o blockOptions, pad, im
 
 // renderBlockConf writes the plan as topology.conf lines.
 func renderBlockConf(buf *bytes.Buffer, p *blockPlan, v Version, idComments bool) {
+	var z hostlist.Compressor
+	var list []byte
 	for i := range p.slots {
 		s := &p.slots[i]
 		if idComments && !s.padding() {
@@ -278,7 +280,8 @@ func renderBlockConf(buf *bytes.Buffer, p *blockPlan, v Version, idComments bool
 		buf.WriteString(s.name)
 		if !s.padding() {
 			buf.WriteString(" Nodes=")
-			buf.WriteString(hostlist.Compress(s.nodes))
+			list = z.Append(list[:0], s.nodes)
+			buf.Write(list)
 		}
 		buf.WriteByte('\n')
 	}

@@ -123,6 +123,8 @@ func (p treePlan) check(v Version, what string) error {
 
 // renderTreeConf writes the plan as topology.conf lines.
 func renderTreeConf(buf *bytes.Buffer, p treePlan, idComments bool) {
+	var z hostlist.Compressor
+	var list []byte
 	for i := range p.lines {
 		l := &p.lines[i]
 		if idComments {
@@ -133,10 +135,12 @@ func renderTreeConf(buf *bytes.Buffer, p treePlan, idComments bool) {
 		switch {
 		case len(l.nodes) > 0:
 			buf.WriteString(" Nodes=")
-			buf.WriteString(hostlist.Compress(l.nodes))
+			list = z.Append(list[:0], l.nodes)
+			buf.Write(list)
 		case len(l.children) > 0:
 			buf.WriteString(" Switches=")
-			buf.WriteString(hostlist.Compress(l.children))
+			list = z.Append(list[:0], l.children)
+			buf.Write(list)
 		}
 		if l.sw.LinkSpeedGbps > 0 {
 			buf.WriteString(" LinkSpeed=")

@@ -3,7 +3,6 @@ package hostlist
 import (
 	"cmp"
 	"slices"
-	"strings"
 )
 
 // maxRangedDigits is the longest trailing number Compress puts into a range;
@@ -38,18 +37,37 @@ const compressRangesPerBracket = 1 << 16
 // Compress runs in O(n log n) time with a handful of allocations, and is
 // meant for lists of hundreds of thousands of names.
 func Compress(names []string) string {
+	var z Compressor
+	return string(z.Append(nil, names))
+}
+
+// A Compressor compresses one list of names after another into the
+// same buffers, as Compress does each: a Slurm topology.conf holds a
+// hostlist per switch or block, thousands at 100,000 nodes. The zero
+// value is ready; a Compressor is not safe for concurrent use.
+type Compressor struct {
+	c        compressor
+	recs     []record
+	ids      map[string]int32
+	prefixes []string
+	order    []int32
+	rank     []int32
+}
+
+// Append appends Compress(names) to dst.
+func (z *Compressor) Append(dst []byte, names []string) []byte {
 	if len(names) == 0 {
-		return ""
+		return dst
 	}
-	recs := records(names)
+	recs := z.records(names)
 	slices.SortFunc(recs, compareRecords)
 	recs = slices.CompactFunc(recs, func(a, b record) bool { return a.name == b.name })
 
-	c := compressor{}
+	z.c.out, z.c.started = dst, false
 	for i := 0; i < len(recs); {
 		r := recs[i]
 		if r.kind == kindPlain {
-			c.plain(r.name)
+			z.c.plain(r.name)
 			i++
 			continue
 		}
@@ -57,10 +75,12 @@ func Compress(names []string) string {
 		for j < len(recs) && recs[j].rank == r.rank && recs[j].kind != kindPlain {
 			j++
 		}
-		c.run(r.name[:r.p], recs[i:j])
+		z.c.run(r.name[:r.p], recs[i:j])
 		i = j
 	}
-	return c.b.String()
+	out := z.c.out
+	z.c.out = nil
+	return out
 }
 
 // Kinds of trailing digits of a record.
@@ -80,11 +100,15 @@ type record struct {
 	kind uint8
 }
 
-// records splits names and ranks their prefixes in comparePrefix order.
-func records(names []string) []record {
-	recs := make([]record, len(names))
-	ids := make(map[string]int32)
-	var prefixes []string
+// records splits names and ranks their prefixes in comparePrefix order,
+// in the Compressor's buffers.
+func (z *Compressor) records(names []string) []record {
+	recs := slices.Grow(z.recs[:0], len(names))[:len(names)]
+	if z.ids == nil {
+		z.ids = make(map[string]int32)
+	}
+	clear(z.ids)
+	prefixes := z.prefixes[:0]
 	last, lastID := "", int32(-1)
 	for i, n := range names {
 		r := record{name: n, p: digitStart(n)}
@@ -98,10 +122,10 @@ func records(names []string) []record {
 		}
 		pre := n[:r.p]
 		if lastID < 0 || pre != last {
-			id, ok := ids[pre]
+			id, ok := z.ids[pre]
 			if !ok {
 				id = int32(len(prefixes))
-				ids[pre] = id
+				z.ids[pre] = id
 				prefixes = append(prefixes, pre)
 			}
 			last, lastID = pre, id
@@ -109,18 +133,19 @@ func records(names []string) []record {
 		r.rank = lastID // an id for now
 		recs[i] = r
 	}
-	order := make([]int32, len(prefixes))
+	order := slices.Grow(z.order[:0], len(prefixes))[:len(prefixes)]
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return comparePrefix(prefixes[a], prefixes[b]) })
-	rank := make([]int32, len(prefixes))
+	rank := slices.Grow(z.rank[:0], len(prefixes))[:len(prefixes)]
 	for i, id := range order {
 		rank[id] = int32(i)
 	}
 	for i := range recs {
 		recs[i].rank = rank[recs[i].rank]
 	}
+	z.recs, z.prefixes, z.order, z.rank = recs, prefixes, order, rank
 	return recs
 }
 
@@ -149,7 +174,7 @@ type span struct {
 
 // compressor holds the output and buffers reused across prefix runs.
 type compressor struct {
-	b       strings.Builder
+	out     []byte
 	started bool // an item has been written
 	spans   []span
 	active  []int // spans that the next value may still extend
@@ -159,7 +184,7 @@ type compressor struct {
 // sep writes the separator before every item but the first.
 func (c *compressor) sep() {
 	if c.started {
-		c.b.WriteByte(',')
+		c.out = append(c.out, ',')
 	}
 	c.started = true
 }
@@ -167,7 +192,7 @@ func (c *compressor) sep() {
 // plain writes name as an item of its own.
 func (c *compressor) plain(name string) {
 	c.sep()
-	c.b.WriteString(name)
+	c.out = append(c.out, name...)
 }
 
 // run compresses recs, which all have the given prefix and trailing digits
@@ -264,24 +289,22 @@ func (c *compressor) bracket(prefix string, recs []record, first, k int, key fun
 			continue
 		}
 		if inBracket == compressRangesPerBracket {
-			c.b.WriteByte(']')
+			c.out = append(c.out, ']')
 			inBracket = 0
 		}
 		if inBracket == 0 {
 			c.sep()
-			c.b.WriteString(prefix)
-			c.b.WriteByte('[')
+			c.out = append(append(c.out, prefix...), '[')
 		} else {
-			c.b.WriteByte(',')
+			c.out = append(c.out, ',')
 		}
 		lo := recs[s.lo]
-		c.b.WriteString(lo.name[lo.p:])
+		c.out = append(c.out, lo.name[lo.p:]...)
 		if s.hi != s.lo {
 			hi := recs[s.hi]
-			c.b.WriteByte('-')
-			c.b.WriteString(hi.name[hi.p:])
+			c.out = append(append(c.out, '-'), hi.name[hi.p:]...)
 		}
 		inBracket++
 	}
-	c.b.WriteByte(']')
+	c.out = append(c.out, ']')
 }

@@ -190,3 +190,27 @@ func clusterNames(n int, seed uint64) []string {
 	r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	return names
 }
+
+// TestCompressorReuse: one Compressor, given list after list (large and
+// small, sharing prefixes or not), appends for each exactly what Compress
+// returns for it, after what dst already holds.
+func TestCompressorReuse(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	var z Compressor
+	var buf []byte
+	for i := range 2000 {
+		names := randomNames(r)
+		if i%50 == 0 {
+			names = clusterNames(5000, uint64(i))
+		}
+		want := Compress(names)
+		buf = z.Append(append(buf[:0], "x="...), names)
+		if got := string(buf); got != "x="+want {
+			t.Fatalf("list %d: Append gave %q, Compress %q", i, got, want)
+		}
+	}
+	if got := z.Append([]byte("keep"), nil); string(got) != "keep" {
+		t.Fatalf("Append of no names gave %q", got)
+	}
+}
