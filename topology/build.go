@@ -63,16 +63,22 @@ func (g *Graph) buildSwitches(b *Builder) error {
 // appends. g.nodes is sorted, so each list comes out sorted.
 func (g *Graph) fillSwitchNodes(byID map[string]*Switch) {
 	count := make(map[*Switch]int)
-	total := 0
+	total, run := 0, 0
 	var last *Switch // a leaf's nodes mostly come in a row: look it up once
 	for i := range g.nodes {
 		if leaf := g.nodes[i].Leaf; leaf != "" {
 			if last == nil || last.ID != leaf {
-				last = byID[leaf]
+				if last != nil {
+					count[last] += run
+				}
+				last, run = byID[leaf], 0
 			}
-			count[last]++
+			run++
 			total++
 		}
+	}
+	if last != nil {
+		count[last] += run
 	}
 	backing := make([]string, total)
 	for sw, n := range count {
