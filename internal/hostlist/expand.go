@@ -60,6 +60,22 @@ type expander struct {
 
 func expand(expr string, lim limits) ([]string, error) {
 	e := &expander{lim: lim}
+	return e.expand(expr)
+}
+
+// An Expander expands one expression after another with the same
+// buffers, as Expand does each (a cluster model holds thousands). The
+// zero value is ready; an Expander is not safe for concurrent use.
+type Expander struct{ e expander }
+
+// Expand returns Expand(expr); the names are the caller's.
+func (x *Expander) Expand(expr string) ([]string, error) {
+	x.e.lim, x.e.out, x.e.bytes = limits{hosts: MaxHosts, bytes: MaxBytes}, nil, 0
+	return x.e.expand(expr)
+}
+
+// expand appends the names of expr to e.out and returns it.
+func (e *expander) expand(expr string) ([]string, error) {
 	for i := 0; i < len(expr); {
 		if isSep(expr[i]) {
 			i++
@@ -271,7 +287,7 @@ type cursor struct {
 func (e *expander) generate(count, size int) {
 	var b strings.Builder
 	b.Grow(size)
-	e.ends = e.ends[:0]
+	e.ends = slices.Grow(e.ends[:0], count)
 	if len(e.groups) == 1 {
 		pre, suf := e.lits[0], e.lits[1]
 		for _, r := range e.ranges {

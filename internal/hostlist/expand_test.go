@@ -286,3 +286,37 @@ func TestExpandMatchesSlurmAlgorithm(t *testing.T) {
 		checkRoundTrip(t, got, Compress(got))
 	}
 }
+
+// TestExpanderReuse: one Expander, given expression after expression
+// (valid or not, large or small), returns for each exactly what Expand
+// returns, and earlier results are not changed by later calls.
+func TestExpanderReuse(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(5, 6))
+	var x Expander
+	var kept [][]string
+	var exprs []string
+	for i := range 1500 {
+		expr := Compress(randomNames(r))
+		switch i % 7 {
+		case 3:
+			expr += ",bad[1-"
+		case 5:
+			expr = "a[1-3]b[01-02]," + expr
+		}
+		want, wantErr := Expand(expr)
+		got, err := x.Expand(expr)
+		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Fatalf("%q: error %v, Expand's %v", expr, err, wantErr)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: %d names, Expand gave %d", expr, len(got), len(want))
+		}
+		kept, exprs = append(kept, got), append(exprs, expr)
+	}
+	for i, names := range kept {
+		if want, _ := Expand(exprs[i]); !slices.Equal(names, want) {
+			t.Fatalf("the names of %q changed after later calls", exprs[i])
+		}
+	}
+}

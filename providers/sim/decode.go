@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/hostlist"
 )
 
 // Known keys of each mapping of the model format, as listed in errors.
@@ -110,7 +111,8 @@ type decoder struct {
 	switches          []rawSwitch
 	domains           []rawDomain
 	groups            []rawGroup
-	expanded          int // names expanded so far
+	expanded          int               // names expanded so far
+	expander          hostlist.Expander // expands them, reusing its buffers
 	// budget caps the YAML elements the decoder visits, aliases followed:
 	// a few aliases are fine, an alias bomb is not (spend).
 	budget, spent int

@@ -80,7 +80,7 @@ func (d *decoder) expand(h *hostExpr) []string {
 	if !h.set() {
 		return nil
 	}
-	names, err := hostlist.Expand(h.expr)
+	names, err := d.expander.Expand(h.expr)
 	if err != nil {
 		d.add(h.field(), h.line, "bad hostlist %q: %w", h.expr, err)
 		return nil
