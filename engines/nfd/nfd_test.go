@@ -298,12 +298,13 @@ func TestRBAC(t *testing.T) {
 	// group and the nodes that left the graph).
 	for i, g := range []*topology.Graph{s.fabric.MustGraph(t), f2.MustGraph(t), f3.MustGraph(t)} {
 		if i == 1 {
+			// Every group, so that whichever the second graph drops
+			// (deleted), the ones it keeps are edited back (updated).
 			for _, gr := range s.groupsOf(t) {
 				gr.SetAnnotations(map[string]string{nfd.AnnotationGroupID: "edited"})
 				if _, err := s.c.Dynamic().Resource(nfd.GroupResource).Namespace(s.ns).Update(context.Background(), gr, metav1.UpdateOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				break
 			}
 		}
 		if _, err := e.Apply(context.Background(), g, kube.ApplyOptions{}); err != nil {
