@@ -26,6 +26,10 @@ export class Fabric {
     this.focus = { sw: -1, node: -1 };
     this.byAccount = false;
     this.changes = null;
+    // seq numbers each load and comparison: one whose answers arrive
+    // after a later one began is dropped, so that a reload the status
+    // poll started cannot replace a comparison opened meanwhile.
+    this.seq = 0;
     this.canvas.addEventListener("click", (ev) => this.click(ev));
     this.canvas.addEventListener("mousemove", (ev) => this.hover(ev));
     this.canvas.addEventListener("keydown", (ev) => keyed(this, ev));
@@ -41,8 +45,10 @@ export class Fabric {
 
   // load draws the current topology with its occupancy.
   async load() {
+    const seq = ++this.seq;
     const t0 = performance.now();
     const [doc, occ] = await Promise.all([api("/v1/fabric"), api("/v1/fabric/occupancy")]);
+    if (seq !== this.seq) return;
     const t1 = performance.now();
     const m = build(raw(doc));
     if (occ.snapshot === doc.snapshot) occupy(m, occ, null);
@@ -252,7 +258,9 @@ export class Fabric {
   // the button that accepts it.
   async showChanges(from, to, pending) {
     const t0 = performance.now();
+    const seq = ++this.seq;
     const [a, b] = await Promise.all([api("/v1/fabric?snapshot=" + from), api("/v1/fabric?snapshot=" + to)]);
+    if (seq !== this.seq) return;
     this.changes = { from, to };
     const m = build(union(raw(a), raw(b)));
     this.set(m);
