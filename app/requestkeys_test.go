@@ -148,6 +148,9 @@ func TestCapabilityKeysOperatorOnly(t *testing.T) {
 		{"provider/infiniband", "command"},
 		{"provider/nvlink", "command"},
 		{"engine/slurm", "reconfigureCommand"},
+		{"engine/slurm", "partitionCommand"},
+		{"engine/slurm", "output"},
+		{"engine/instances", "output"},
 		{"engine/kueue-budgets", "kubeconfig"},
 		{"engine/kueue", "manageFlavors"}, // deletes and creates ResourceFlavors
 	} {
