@@ -139,7 +139,9 @@ func (m Mapping) Assemble(ctx context.Context, wanted []Wanted, found []Instance
 	byID := make(map[string]int, len(found))
 	byName := make(map[string]int, len(found))
 	for i := range found {
-		byID[found[i].ID] = i
+		if found[i].ID != "" { // an answer may leave IDs out: they match nothing
+			byID[found[i].ID] = i
+		}
 		byName[m.NameOf(found[i])] = i
 	}
 	b := topology.NewBuilder()
@@ -157,7 +159,7 @@ func (m Mapping) Assemble(ctx context.Context, wanted []Wanted, found []Instance
 			}
 		}
 		idx, ok := byID[w.InstanceID]
-		if !ok {
+		if !ok || w.InstanceID == "" {
 			idx, ok = byName[w.Name]
 		}
 		if !ok {

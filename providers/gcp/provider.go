@@ -157,7 +157,11 @@ func (p *Provider) fromAPI(list []*compute.Instance, out []cloud.Instance) []clo
 		if it.ResourceStatus != nil && it.ResourceStatus.PhysicalHostTopology != nil {
 			t = *it.ResourceStatus.PhysicalHostTopology
 		}
-		out = append(out, p.instance(strconv.FormatUint(it.Id, 10), it.Name, it.Zone, t.Subblock, t.Block, t.Cluster))
+		id := ""
+		if it.Id != 0 { // 0: the answer left the ID out (a fields filter)
+			id = strconv.FormatUint(it.Id, 10)
+		}
+		out = append(out, p.instance(id, it.Name, it.Zone, t.Subblock, t.Block, t.Cluster))
 	}
 	return out
 }
