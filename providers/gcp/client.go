@@ -86,16 +86,11 @@ func restBase(endpoint string) string {
 }
 
 func (s *sdkAPI) ListPage(ctx context.Context, zone string, size int, token string) ([]*compute.Instance, string, error) {
-	var page *compute.InstanceList
-	err := s.retry(ctx, func() error {
-		c := s.svc.Instances.List(s.project, zone).Context(ctx).MaxResults(int64(size)).PageToken(token)
-		if s.filter != "" {
-			c = c.Filter(s.filter)
-		}
-		var err error
-		page, err = c.Do()
-		return err
-	})
+	c := s.svc.Instances.List(s.project, zone).Context(ctx).MaxResults(int64(size)).PageToken(token)
+	if s.filter != "" {
+		c = c.Filter(s.filter)
+	}
+	page, err := retried(ctx, s.pol, func() (*compute.InstanceList, error) { return c.Do() })
 	if err != nil {
 		return nil, "", err
 	}
@@ -103,16 +98,11 @@ func (s *sdkAPI) ListPage(ctx context.Context, zone string, size int, token stri
 }
 
 func (s *sdkAPI) AggregatedPage(ctx context.Context, size int, token string) ([]*compute.Instance, string, error) {
-	var page *compute.InstanceAggregatedList
-	err := s.retry(ctx, func() error {
-		c := s.svc.Instances.AggregatedList(s.project).Context(ctx).MaxResults(int64(size)).PageToken(token)
-		if s.filter != "" {
-			c = c.Filter(s.filter)
-		}
-		var err error
-		page, err = c.Do()
-		return err
-	})
+	c := s.svc.Instances.AggregatedList(s.project).Context(ctx).MaxResults(int64(size)).PageToken(token)
+	if s.filter != "" {
+		c = c.Filter(s.filter)
+	}
+	page, err := retried(ctx, s.pol, func() (*compute.InstanceAggregatedList, error) { return c.Do() })
 	if err != nil {
 		return nil, "", err
 	}
@@ -125,17 +115,17 @@ func (s *sdkAPI) AggregatedPage(ctx context.Context, size int, token string) ([]
 
 func (s *sdkAPI) Close() error { return nil }
 
-// retry runs call until it succeeds, fails for good, or the policy's
+// retried runs call until it succeeds, fails for good, or the policy's
 // attempts are spent: 429, 403 rateLimitExceeded/userRateLimitExceeded
 // and 5xx are retried with capped exponential backoff and equal jitter.
-func (s *sdkAPI) retry(ctx context.Context, call func() error) error {
+func retried[T any](ctx context.Context, pol httpretry.Policy, call func() (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
-		err := call()
-		if err == nil || attempt >= s.pol.MaxAttempts || !retryable(err) {
-			return err
+		v, err := call()
+		if err == nil || attempt >= pol.MaxAttempts || !retryable(err) {
+			return v, err
 		}
-		if werr := httpretry.SleepContext(ctx, httpretry.EqualJitter(s.pol.Delay(attempt))); werr != nil {
-			return errors.Join(err, werr)
+		if werr := httpretry.SleepContext(ctx, httpretry.EqualJitter(pol.Delay(attempt))); werr != nil {
+			return v, errors.Join(err, werr)
 		}
 	}
 }
