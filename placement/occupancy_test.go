@@ -387,6 +387,9 @@ func TestRepeated(t *testing.T) {
 		{"unknown twice", []string{"x", "gpu001", "y", "x"}, "x"},
 		{"unknown once, known twice", []string{"x", "gpu004", "y", "gpu004", "x"}, "gpu004"},
 	}
+	if got, dup := (&Cluster{}).Repeated([]string{"a", "b", "a"}); got != "a" || !dup {
+		t.Errorf("an empty cluster: Repeated = %q, %v; want \"a\", true", got, dup)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

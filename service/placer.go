@@ -114,22 +114,16 @@ func (p *Placer) NodeCount() int {
 }
 
 // Repeated returns the first of names named a second time (see
-// placement.Cluster.Repeated), on the current topology's node index; by
-// a set of the names before the first discovery.
+// placement.Cluster.Repeated), on the current topology's node index;
+// before the first discovery every name is unknown to it.
 func (p *Placer) Repeated(names []string) (string, bool) {
+	base := &placement.Cluster{}
 	if g := p.loop.State().Graph; g != nil {
-		if base, err := p.unoccupied(g); err == nil {
-			return base.Repeated(names)
+		if c, err := p.unoccupied(g); err == nil {
+			base = c
 		}
 	}
-	seen := make(map[string]struct{}, len(names))
-	for _, n := range names {
-		if _, dup := seen[n]; dup {
-			return n, true
-		}
-		seen[n] = struct{}{}
-	}
-	return "", false
+	return base.Repeated(names)
 }
 
 // Standings computes the accounts' fair-share standings of o.
