@@ -122,7 +122,7 @@ func TestAnnotate(t *testing.T) {
 		Annotations: map[string]string{keys.NVLinkRack: "old-rack", "other": "kept"}}})
 	f := providers.NodeFacts{Node: "n1", InstanceID: "i-1", Clique: "u.1", HCAs: []providers.HCA{{Name: "mlx5_0", NodeGUID: "e09d730300000001"}}}
 	ctx := context.Background()
-	wrote, err := agent.Annotate(ctx, core, f)
+	wrote, err := agent.Annotate(ctx, core.CoreV1().Nodes(), f)
 	if err != nil || !wrote {
 		t.Fatalf("Annotate = %v, %v", wrote, err)
 	}
@@ -139,10 +139,10 @@ func TestAnnotate(t *testing.T) {
 			t.Errorf("annotation %s = %q, want %q", k, n.Annotations[k], v)
 		}
 	}
-	if wrote, err := agent.Annotate(ctx, core, f); err != nil || wrote {
+	if wrote, err := agent.Annotate(ctx, core.CoreV1().Nodes(), f); err != nil || wrote {
 		t.Errorf("second Annotate = %v, %v; want no write", wrote, err)
 	}
-	if _, err := agent.Annotate(ctx, core, providers.NodeFacts{Node: "missing"}); !errors.Is(err, agent.ErrPublish) {
+	if _, err := agent.Annotate(ctx, core.CoreV1().Nodes(), providers.NodeFacts{Node: "missing"}); !errors.Is(err, agent.ErrPublish) {
 		t.Errorf("Annotate(missing node) = %v", err)
 	}
 }

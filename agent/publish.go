@@ -11,9 +11,9 @@ import (
 	"net/url"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
@@ -54,12 +54,19 @@ func Annotations(f providers.NodeFacts) map[string]string {
 	}
 }
 
+// Nodes is what Annotate needs of a Nodes client: kubeclient.Core's
+// Nodes, or client-go's typed one.
+type Nodes interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Node, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.Node, error)
+}
+
 // Annotate writes f's annotations on the Node f.Node with one merge
 // patch, removing managed annotations that no longer apply. It reads the
 // Node first and writes nothing when it is already up to date; it reports
 // whether it wrote. It needs get and patch on nodes.
-func Annotate(ctx context.Context, core kubernetes.Interface, f providers.NodeFacts) (bool, error) {
-	n, err := core.CoreV1().Nodes().Get(ctx, f.Node, metav1.GetOptions{})
+func Annotate(ctx context.Context, nodes Nodes, f providers.NodeFacts) (bool, error) {
+	n, err := nodes.Get(ctx, f.Node, metav1.GetOptions{})
 	if err != nil {
 		return false, fmt.Errorf("%w: get node %s: %w", ErrPublish, f.Node, err)
 	}
@@ -81,7 +88,7 @@ func Annotate(ctx context.Context, core kubernetes.Interface, f providers.NodeFa
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", ErrPublish, err)
 	}
-	if _, err := core.CoreV1().Nodes().Patch(ctx, f.Node, types.MergePatchType, body,
+	if _, err := nodes.Patch(ctx, f.Node, types.MergePatchType, body,
 		metav1.PatchOptions{FieldManager: kubeclient.FieldManager + "-agent"}); err != nil {
 		return false, fmt.Errorf("%w: patch node %s: %w", ErrPublish, f.Node, err)
 	}

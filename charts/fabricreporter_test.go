@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers"
@@ -85,10 +86,10 @@ func TestFabricReporter(t *testing.T) {
 	if err := report.Write(ctx, output, "example.out", "ib01", time.Now()); err != nil {
 		t.Fatalf("write as the reporter: %v", err)
 	}
-	if _, err := clients.Core.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+	if _, err := clients.Core.ConfigMaps(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the reporter listing ConfigMaps: %v, want forbidden", err)
 	}
-	if _, err := clients.Core.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+	if _, err := kubernetes.NewForConfigOrDie(rc).CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the reporter listing Secrets: %v, want forbidden", err)
 	}
 

@@ -27,6 +27,7 @@ import (
 	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/testenv/helmtest"
@@ -390,12 +391,16 @@ func checkAgent(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns, sa, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	agentClients, err := kubeclient.NewClients(rc) // what the agent itself uses
+	if err != nil {
+		t.Fatal(err)
+	}
 	facts := providers.NodeFacts{Node: nodeA, InstanceID: "i-0a", Region: "us-east-1"}
 	// The policy takes a moment to be enforced after it was created.
 	var wrote bool
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := agent.Annotate(ctx, core, providers.NodeFacts{Node: nodeB, InstanceID: "i-0b"})
+		_, err := agent.Annotate(ctx, agentClients.Core.Nodes(), providers.NodeFacts{Node: nodeB, InstanceID: "i-0b"})
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			if !strings.Contains(err.Error(), "only the Node its pod runs on") {
 				t.Errorf("node B refused with an unclear message: %v", err)
@@ -409,7 +414,7 @@ func checkAgent(ctx context.Context, t *testing.T, c *kubetest.Cluster, ns, sa, 
 		_, _ = c.Core().CoreV1().Nodes().Patch(ctx, nodeB, types.MergePatchType, []byte(`{"metadata":{"annotations":{"toposcope.io/instance-id":null}}}`), metav1.PatchOptions{})
 		time.Sleep(500 * time.Millisecond)
 	}
-	if wrote, err = agent.Annotate(ctx, core, facts); err != nil || !wrote {
+	if wrote, err = agent.Annotate(ctx, agentClients.Core.Nodes(), facts); err != nil || !wrote {
 		t.Fatalf("the agent annotates its own node %s: wrote=%v %v", nodeA, wrote, err)
 	}
 	_, err = core.CoreV1().Nodes().Patch(ctx, nodeA, types.MergePatchType, []byte(`{"metadata":{"labels":{"toposcope.io/x":"y"}}}`), metav1.PatchOptions{})

@@ -3,16 +3,11 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // ElectorConfig configures an Elector.
@@ -23,9 +18,12 @@ type ElectorConfig struct {
 	// replica's advertised API URL, so that followers know where to read
 	// the leader's topology.
 	Identity string
-	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's
-	// leader-election timings (LeaseDuration > RenewDeadline >
-	// 1.2 × RetryPeriod).
+	// LeaseDuration, RenewDeadline and RetryPeriod are the timings of
+	// Kubernetes leader election (LeaseDuration > RenewDeadline >
+	// 1.2 × RetryPeriod), with client-go's meaning: a Lease not renewed
+	// for LeaseDuration may be taken over; the leader stops leading when
+	// it could not renew for RenewDeadline; every attempt is RetryPeriod
+	// apart.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 
@@ -33,13 +31,13 @@ type ElectorConfig struct {
 // replica holds it and a follow function, given the leader's identity,
 // while another replica does.
 type Elector struct {
-	core kubernetes.Interface
+	core *kubeclient.Core
 	cfg  ElectorConfig
 	log  *slog.Logger
 }
 
 // newElector returns an Elector; log may be nil.
-func newElector(core kubernetes.Interface, cfg ElectorConfig, log *slog.Logger) (*Elector, error) {
+func newElector(core *kubeclient.Core, cfg ElectorConfig, log *slog.Logger) (*Elector, error) {
 	if cfg.Identity == "" || cfg.Namespace == "" || cfg.Name == "" {
 		return nil, errors.New("leader election: namespace, name and identity are required")
 	}
@@ -56,55 +54,34 @@ func newElector(core kubernetes.Interface, cfg ElectorConfig, log *slog.Logger) 
 // that ends when the leader changes or this replica takes over. On
 // ctx's end the Lease is released, so that a follower takes over at once.
 func (e *Elector) Run(ctx context.Context, lead func(context.Context), follow func(ctx context.Context, leader string)) error {
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
-		Client:     e.core.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: e.cfg.Identity},
-	}
 	f := &followers{run: follow}
 	defer f.stop()
-	var isLeading atomic.Bool
-	// slot lets one lead run at a time: client-go starts OnStartedLeading
-	// in a goroutine, which may outlive the campaign that won it.
-	slot := make(chan struct{}, 1)
-	defer func() { slot <- struct{}{}; <-slot }() // wait for a lead still running
-	for ctx.Err() == nil {
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock:            lock,
-			LeaseDuration:   e.cfg.LeaseDuration,
-			RenewDeadline:   e.cfg.RenewDeadline,
-			RetryPeriod:     e.cfg.RetryPeriod,
-			ReleaseOnCancel: true,
-			Name:            e.cfg.Name,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(lctx context.Context) {
-					slot <- struct{}{}
-					defer func() { <-slot }()
-					if lctx.Err() != nil {
-						return
-					}
-					isLeading.Store(true)
-					defer isLeading.Store(false)
-					f.stop()
-					e.log.Info("leading: this replica discovers and publishes", "identity", e.cfg.Identity)
-					lead(lctx)
-				},
-				OnStoppedLeading: func() {
-					e.log.Info("not leading", "identity", e.cfg.Identity)
-				},
-				OnNewLeader: func(id string) {
-					if id == e.cfg.Identity || isLeading.Load() {
-						return
-					}
-					e.log.Info("following", "leader", id)
-					f.start(ctx, id)
-				},
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("leader election: %w", err)
+	c := &campaign{e: e, leases: e.core.Leases(e.cfg.Namespace), onNewLeader: func(id string) {
+		if id == e.cfg.Identity {
+			return
 		}
-		le.Run(ctx)
+		e.log.Info("following", "leader", id)
+		f.start(ctx, id)
+	}}
+	for ctx.Err() == nil {
+		if !c.acquire(ctx) {
+			break
+		}
+		f.stop()
+		e.log.Info("leading: this replica discovers and publishes", "identity", e.cfg.Identity)
+		lctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			lead(lctx)
+		}()
+		c.renew(lctx)
+		cancel()
+		<-done
+		if ctx.Err() != nil {
+			c.release()
+		}
+		e.log.Info("not leading", "identity", e.cfg.Identity)
 	}
 	return nil
 }

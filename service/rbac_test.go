@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/toposcope/toposcope/app"
 	"github.com/toposcope/toposcope/internal/config"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/service"
 	"github.com/toposcope/toposcope/testenv/kubetest"
 )
@@ -31,10 +30,11 @@ func TestServeRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter := kubetest.NewCounter()
-	core, err := kubernetes.NewForConfig(counter.Instrument(rc))
+	clients, err := kubeclient.NewClients(counter.Instrument(rc))
 	if err != nil {
 		t.Fatal(err)
 	}
+	core := clients.Core
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	w := service.NewNodeWatcher(core, service.NodeWatcherConfig{Keys: app.WatchKeys(app.Registry())}, func(string) {}, nil)

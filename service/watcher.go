@@ -11,9 +11,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // NodeWatcherConfig configures a NodeWatcher.
@@ -36,7 +38,7 @@ type NodeWatcherConfig struct {
 // changes its provider ID or a watched label or annotation. The initial
 // LIST triggers nothing: the service discovers at startup anyway.
 type NodeWatcher struct {
-	core    kubernetes.Interface
+	core    *kubeclient.Core
 	cfg     NodeWatcherConfig
 	trigger func(reason string)
 	log     *slog.Logger
@@ -45,7 +47,7 @@ type NodeWatcher struct {
 
 // newNodeWatcher returns a watcher that calls trigger with a short reason
 // ("node gpu001 added"). log may be nil.
-func newNodeWatcher(core kubernetes.Interface, cfg NodeWatcherConfig, trigger func(reason string), log *slog.Logger) *NodeWatcher {
+func newNodeWatcher(core *kubeclient.Core, cfg NodeWatcherConfig, trigger func(reason string), log *slog.Logger) *NodeWatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -55,9 +57,17 @@ func newNodeWatcher(core kubernetes.Interface, cfg NodeWatcherConfig, trigger fu
 // Run watches until ctx is done. It returns an error only when the
 // informer could not sync.
 func (w *NodeWatcher) Run(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(w.core, w.cfg.Resync,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = w.cfg.Selector }))
-	inf := factory.Core().V1().Nodes().Informer()
+	nodes := w.core.Nodes()
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = w.cfg.Selector
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = w.cfg.Selector
+			return nodes.Watch(ctx, o)
+		},
+	}, &corev1.Node{}, w.cfg.Resync, cache.Indexers{})
 	d := newDebouncer(w.cfg.Debounce, w.trigger)
 	defer d.stop()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
@@ -90,8 +100,10 @@ func (w *NodeWatcher) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node watcher: %w", err)
 	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	ictx, stop := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); inf.RunWithContext(ictx) }()
+	defer func() { stop(); <-stopped }()
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		if ctx.Err() != nil {
 			return nil

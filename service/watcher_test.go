@@ -88,7 +88,7 @@ func TestNodeWatcher(t *testing.T) {
 		}
 	}
 	reasons := make(chan string, 16)
-	w := service.NewNodeWatcher(c.Core(), service.NodeWatcherConfig{Keys: app.WatchKeys(app.Registry()), Selector: kubetest.Selector(p)},
+	w := service.NewNodeWatcher(c.Kube(), service.NodeWatcherConfig{Keys: app.WatchKeys(app.Registry()), Selector: kubetest.Selector(p)},
 		func(r string) { reasons <- r }, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
@@ -50,13 +49,13 @@ type Engine struct {
 	kube.Publishing
 	cfg  Config
 	keys kube.LabelKeys
-	core kubernetes.Interface
+	core *kubeclient.Core
 	deps engines.Deps
 }
 
 // New validates cfg and returns an Engine that writes through core, which
 // may be nil only in kube.ModePrint.
-func New(cfg Config, core kubernetes.Interface, deps engines.Deps) (*Engine, error) {
+func New(cfg Config, core *kubeclient.Core, deps engines.Deps) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

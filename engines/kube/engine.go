@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/internal/kubeclient"
@@ -36,11 +37,24 @@ func RequireClients(name, mode string, clients ...any) error {
 		return nil
 	}
 	for _, c := range clients {
-		if c == nil {
+		if isNil(c) {
 			return fmt.Errorf("%s: mode %s %w", name, mode, ErrNoClient)
 		}
 	}
 	return nil
+}
+
+// isNil says whether c is nil, or a nil pointer or interface value in c
+// (a nil *kubeclient.Core is not a nil any).
+func isNil(c any) bool {
+	if c == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(c); v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }
 
 // EngineClients builds the clients of an engine's factory: when the

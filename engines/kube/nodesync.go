@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/internal/kubeclient"
@@ -44,7 +43,7 @@ type NodeSpec struct {
 // nothing.
 type NodeWriter struct {
 	// Core is the client.
-	Core kubernetes.Interface
+	Core *kubeclient.Core
 	// Selector restricts the LIST to matching nodes (a label selector;
 	// empty lists all).
 	Selector string
@@ -99,7 +98,7 @@ func (p *NodePlan) Write(ctx context.Context, res *Result) error {
 	var done atomic.Int64
 	errs := forEach(ctx, len(p.patches), p.w.Concurrency, func(i int) error {
 		np := p.patches[i]
-		_, err := p.w.Core.CoreV1().Nodes().Patch(ctx, np.name, types.MergePatchType, np.body, metav1.PatchOptions{FieldManager: kubeclient.FieldManager})
+		_, err := p.w.Core.Nodes().Patch(ctx, np.name, types.MergePatchType, np.body, metav1.PatchOptions{FieldManager: kubeclient.FieldManager})
 		if err != nil {
 			return fmt.Errorf("patch node %s: %w", np.name, err)
 		}
@@ -118,14 +117,14 @@ func (p *NodePlan) Write(ctx context.Context, res *Result) error {
 // calls placed for each with the graph node it matches; a node that
 // matches none, or that placed rejects, is added to res.Refused (sorted).
 // It returns the pages read.
-func PlacedNodes(ctx context.Context, core kubernetes.Interface, selector string, pageSize int64, g *topology.Graph, res *Result,
+func PlacedNodes(ctx context.Context, core *kubeclient.Core, selector string, pageSize int64, g *topology.Graph, res *Result,
 	placed func(k *corev1.Node, n *topology.Node) bool,
 ) (int, error) {
 	m := NewMatcher(g)
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: pageSize}
 	pages := 0
 	for {
-		list, err := core.CoreV1().Nodes().List(ctx, opts)
+		list, err := core.Nodes().List(ctx, opts)
 		if err != nil {
 			return pages, fmt.Errorf("list nodes: %w", err)
 		}

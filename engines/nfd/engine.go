@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
@@ -60,7 +59,7 @@ type Engine struct {
 	kube.Publishing
 	cfg  Config
 	keys kube.LabelKeys
-	core kubernetes.Interface
+	core *kubeclient.Core
 	dyn  dynamic.Interface
 	deps engines.Deps
 }

@@ -81,7 +81,7 @@ func (e *Engine) planConfigMap(ctx context.Context, data []byte, snapshot string
 	if len(data) > maxConfigMapData {
 		return cmPlan{}, fmt.Errorf("%s: the topology file is %d bytes, more than a ConfigMap holds (1 MiB): %w", Name, len(data), engines.ErrInexpressible)
 	}
-	cms := e.core.CoreV1().ConfigMaps(e.cfg.Namespace)
+	cms := e.core.ConfigMaps(e.cfg.Namespace)
 	cur, err := cms.Get(ctx, e.cfg.ConfigMap, metav1.GetOptions{})
 	change := kube.Change{Kind: "ConfigMap", Namespace: e.cfg.Namespace, Name: e.cfg.ConfigMap,
 		Set: map[string]string{"data " + e.cfg.Key(): fmt.Sprintf("%d bytes, %s", len(data), contentHash(data))}}
@@ -130,7 +130,7 @@ func (e *Engine) planConfigMap(ctx context.Context, data []byte, snapshot string
 // resourceVersion read by planConfigMap, so a concurrent writer makes it
 // fail rather than be overwritten.
 func (p cmPlan) write(ctx context.Context, e *Engine) error {
-	cms := e.core.CoreV1().ConfigMaps(e.cfg.Namespace)
+	cms := e.core.ConfigMaps(e.cfg.Namespace)
 	var err error
 	switch p.op {
 	case "create":

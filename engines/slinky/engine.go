@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/toposcope/toposcope/engines"
@@ -46,13 +45,13 @@ type Engine struct {
 	kube.Publishing
 	cfg   Config
 	slurm *slurm.Engine
-	core  kubernetes.Interface
+	core  *kubeclient.Core
 	deps  engines.Deps
 }
 
 // New validates cfg and returns an Engine that writes through core, which
 // may be nil only in kube.ModePrint.
-func New(cfg Config, core kubernetes.Interface, deps engines.Deps) (*Engine, error) {
+func New(cfg Config, core *kubeclient.Core, deps engines.Deps) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func (e *Engine) slurmdPods(ctx context.Context, res *kube.Result) (map[string][
 	var bad []string
 	opts := metav1.ListOptions{LabelSelector: e.cfg.PodSelector, Limit: e.cfg.PageSize}
 	for {
-		list, err := e.core.CoreV1().Pods(e.cfg.Namespace).List(ctx, opts)
+		list, err := e.core.Pods(e.cfg.Namespace).List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list slurmd pods (namespace %s, podSelector %q): %w", e.cfg.Namespace, e.cfg.PodSelector, err)
 		}

@@ -212,7 +212,7 @@ func TestSlurmNames(t *testing.T) {
 	// says so, and nothing written.
 	cfg := s.engine.cfg
 	cfg.PodSelector = "app.kubernetes.io/component=none"
-	e, err := New(cfg, s.c.Core(), engines.Deps{})
+	e, err := New(cfg, s.c.Kube(), engines.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestDomainSourceLabel(t *testing.T) {
 	}
 	cfg := s.engine.cfg
 	cfg.DomainSourceLabel = src
-	e, err := New(cfg, s.c.Core(), engines.Deps{})
+	e, err := New(cfg, s.c.Kube(), engines.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}

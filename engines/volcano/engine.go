@@ -22,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/engines"
 	"github.com/toposcope/toposcope/engines/kube"
@@ -49,7 +48,7 @@ var (
 type Engine struct {
 	kube.Publishing
 	cfg  Config
-	core kubernetes.Interface
+	core *kubeclient.Core
 	dyn  dynamic.Interface
 	deps engines.Deps
 }

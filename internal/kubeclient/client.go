@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
@@ -118,8 +117,9 @@ func (c *ClientConfig) Clients() (Clients, error) {
 
 // Clients are the Kubernetes clients an engine uses.
 type Clients struct {
-	// Core is the typed clientset (Nodes, ConfigMaps).
-	Core kubernetes.Interface
+	// Core is the typed client of the built-in objects (Nodes,
+	// ConfigMaps, Pods, Leases, ResourceSlices, PodGroups).
+	Core *Core
 	// Dynamic reaches custom resources (Kueue and KAI Topology objects).
 	Dynamic dynamic.Interface
 }
@@ -144,9 +144,9 @@ func newClients(rc *rest.Config, hc *http.Client) (Clients, error) {
 	pc := rest.CopyConfig(rc)
 	pc.ContentType = "application/vnd.kubernetes.protobuf"
 	pc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	core, err := kubernetes.NewForConfigAndClient(pc, hc)
+	core, err := newCore(pc, hc)
 	if err != nil {
-		return Clients{}, fmt.Errorf("kubernetes clientset: %w", err)
+		return Clients{}, fmt.Errorf("kubernetes client: %w", err)
 	}
 	dyn, err := dynamic.NewForConfigAndClient(rc, hc)
 	if err != nil {

@@ -11,10 +11,11 @@ import (
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/config"
 	"github.com/toposcope/toposcope/placement"
+
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // ErrAnnotation is wrapped when a pod's annotation cannot be read.
@@ -23,12 +24,12 @@ var ErrAnnotation = errors.New("invalid pod annotation")
 // Source reads GPU pods bound to nodes.
 type Source struct {
 	cfg  Config
-	core kubernetes.Interface
+	core *kubeclient.Core
 	log  *slog.Logger
 }
 
 // New returns the source reading through core.
-func New(cfg Config, core kubernetes.Interface, log *slog.Logger) (*Source, error) {
+func New(cfg Config, core *kubeclient.Core, log *slog.Logger) (*Source, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (s *Source) Records(ctx context.Context, now time.Time) ([]placement.Record
 	for _, ns := range namespaces {
 		opts := metav1.ListOptions{FieldSelector: "spec.nodeName!=", Limit: s.cfg.PageSize}
 		for {
-			list, err := s.core.CoreV1().Pods(ns).List(ctx, opts)
+			list, err := s.core.Pods(ns).List(ctx, opts)
 			if err != nil {
 				return nil, fmt.Errorf("list pods: %w", err)
 			}

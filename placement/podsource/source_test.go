@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/placement"
 	"github.com/toposcope/toposcope/placement/podsource"
 	"github.com/toposcope/toposcope/testenv/kubetest"
@@ -132,11 +133,11 @@ func TestRecordsFromAPIServer(t *testing.T) {
 	cfg.PageSize = 2
 	cfg.Namespaces = []string{ns, mapped}
 	cfg.NamespaceAccounts = map[string]string{mapped: "proj-b"}
-	sa, err := kubernetes.NewForConfig(cfg.Tune(rc))
+	sa, err := kubeclient.NewClients(cfg.Tune(rc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := podsource.New(cfg, sa, nil)
+	src, err := podsource.New(cfg, sa.Core, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

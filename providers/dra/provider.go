@@ -17,11 +17,12 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/hostlist"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
+
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // Name is the provider's registered name.
@@ -33,13 +34,13 @@ var ErrConflict = errors.New("devices of one node disagree")
 // Provider reads NVLink domains from ResourceSlices.
 type Provider struct {
 	cfg  Config
-	core kubernetes.Interface
+	core *kubeclient.Core
 	log  *slog.Logger
 }
 
 // New validates cfg and returns the provider; core lists the
 // ResourceSlices and may be nil when cfg.Slices are given.
-func New(cfg Config, core kubernetes.Interface, deps providers.Deps) (*Provider, error) {
+func New(cfg Config, core *kubeclient.Core, deps providers.Deps) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func (p *Provider) devices(ctx context.Context) (map[string][]device, error) {
 	}
 	opts := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.driver", p.cfg.Driver).String(), Limit: p.cfg.PageSize}
 	for {
-		list, err := p.core.ResourceV1().ResourceSlices().List(ctx, opts)
+		list, err := p.core.ResourceSlices().List(ctx, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%s: list ResourceSlices: %w", Name, ctx.Err())
@@ -209,7 +210,7 @@ func (p *Provider) attributes(in map[resourcev1.QualifiedName]resourcev1.DeviceA
 func NewFactory() providers.Factory {
 	return providers.NewFactory(Name, "NVLink domains from DRA ResourceSlices (resource.k8s.io/v1): the configured device attributes of each node's devices",
 		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
-			var core kubernetes.Interface
+			var core *kubeclient.Core
 			if len(c.Slices) == 0 {
 				clients, err := c.Clients()
 				if err != nil {

@@ -11,7 +11,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers"
@@ -49,7 +48,7 @@ const MaxCompressed = 1000 << 10
 
 // ReportConfigMap is where a fabric report lives.
 type ReportConfigMap struct {
-	Core      kubernetes.Interface
+	Core      *kubeclient.Core
 	Namespace string
 	Name      string
 }
@@ -58,7 +57,7 @@ type ReportConfigMap struct {
 // providers.MaxSourceBytes once decompressed, and when it was written.
 func (r ReportConfigMap) Read(ctx context.Context) ([]byte, time.Time, error) {
 	where := "ConfigMap " + r.Namespace + "/" + r.Name
-	cm, err := r.Core.CoreV1().ConfigMaps(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+	cm, err := r.Core.ConfigMaps(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, time.Time{}, fmt.Errorf("%s: %w: %w", where, ErrNoReport, err)
@@ -105,7 +104,7 @@ func (r ReportConfigMap) Write(ctx context.Context, output []byte, source, repor
 	if buf.Len() > MaxCompressed {
 		return fmt.Errorf("%w: %d bytes compressed (%d of output), at most %d", ErrTooLarge, buf.Len(), len(output), MaxCompressed)
 	}
-	cms := r.Core.CoreV1().ConfigMaps(r.Namespace)
+	cms := r.Core.ConfigMaps(r.Namespace)
 	cur, err := cms.Get(ctx, r.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get ConfigMap %s/%s: %w", r.Namespace, r.Name, err)

@@ -87,7 +87,7 @@ func TestFabricReport(t *testing.T) {
 	if unused := rules.Unused(counter.Accesses()); len(unused) > 0 {
 		t.Errorf("fabric-reporter.yaml grants permissions the reporter never used: %v", unused)
 	}
-	if _, err := clients.Core.CoreV1().ConfigMaps(ns).Get(ctx, "other", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+	if _, err := clients.Core.ConfigMaps(ns).Get(ctx, "other", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the reporter reading another ConfigMap: %v, want forbidden", err)
 	}
 
@@ -126,7 +126,7 @@ func TestReadWithoutReport(t *testing.T) {
 	c := env.Require(t)
 	ctx := context.Background()
 	ns := c.Namespace(t)
-	r := infiniband.ReportConfigMap{Core: c.Core(), Namespace: ns, Name: reportName}
+	r := infiniband.ReportConfigMap{Core: c.Kube(), Namespace: ns, Name: reportName}
 	if _, _, err := r.Read(ctx); !errors.Is(err, infiniband.ErrNoReport) || !strings.Contains(err.Error(), ns+"/"+reportName) {
 		t.Errorf("no ConfigMap: %v", err)
 	}

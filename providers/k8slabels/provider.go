@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/keys"
@@ -34,14 +33,14 @@ const maxReported = 20
 // Provider reads the topology from Node labels.
 type Provider struct {
 	cfg    Config
-	core   kubernetes.Interface
+	core   *kubeclient.Core
 	log    *slog.Logger
 	static []corev1.Node
 }
 
 // New validates cfg and returns the provider. core lists the Nodes; it may
 // be nil when cfg.Nodes are given.
-func New(cfg Config, core kubernetes.Interface, deps providers.Deps) (*Provider, error) {
+func New(cfg Config, core *kubeclient.Core, deps providers.Deps) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -138,7 +137,7 @@ func (p *Provider) list(ctx context.Context) ([]corev1.Node, error) {
 	opts := metav1.ListOptions{LabelSelector: p.cfg.NodeSelector, Limit: p.cfg.PageSize}
 	var out []corev1.Node
 	for {
-		list, err := p.core.CoreV1().Nodes().List(ctx, opts)
+		list, err := p.core.Nodes().List(ctx, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("k8s-labels: list nodes: %w", ctx.Err())
@@ -214,7 +213,7 @@ func selectNodes(nodes []corev1.Node, req providers.Request) []selected {
 func NewFactory() providers.Factory {
 	f := providers.NewFactory(Name, "switch tree and NVLink domains from Kubernetes Node labels (nvidia.com/gpu.clique, GKE, EKS and Crusoe topology labels, custom keys)",
 		exampleParams, DefaultConfig(), func(c Config, d providers.Deps) (*Provider, error) {
-			var core kubernetes.Interface
+			var core *kubeclient.Core
 			if len(c.Nodes) == 0 {
 				clients, err := c.Clients()
 				if err != nil {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // GangSizes tells the pod count of a gang that a pod names through
@@ -18,11 +19,11 @@ type GangSizes interface {
 
 // PodGroups reads a gang's size from its PodGroup
 // (scheduling.k8s.io/v1beta1): spec.schedulingPolicy.gang.minCount.
-type PodGroups struct{ Core kubernetes.Interface }
+type PodGroups struct{ Core *kubeclient.Core }
 
 // Size implements GangSizes.
 func (p PodGroups) Size(ctx context.Context, namespace, name string) (int, error) {
-	pg, err := p.Core.SchedulingV1beta1().PodGroups(namespace).Get(ctx, name, metav1.GetOptions{})
+	pg, err := p.Core.PodGroups(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("%w: PodGroup %s/%s: %w", ErrPod, namespace, name, err)
 	}

@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // startAttempts is how often Start retries when a port it picked was
@@ -46,6 +48,7 @@ type Cluster struct {
 	seq      atomic.Int64
 	admin    *rest.Config
 	core     kubernetes.Interface
+	kube     *kubeclient.Core
 	dyn      dynamic.Interface
 	stopOnce atomic.Bool
 }
@@ -140,6 +143,11 @@ func start(ctx context.Context, b Binaries, opts Options) (_ *Cluster, err error
 	if c.dyn, err = dynamic.NewForConfig(c.admin); err != nil {
 		return nil, fmt.Errorf("kubetest: %w", err)
 	}
+	clients, err := kubeclient.NewClients(c.admin)
+	if err != nil {
+		return nil, fmt.Errorf("kubetest: %w", err)
+	}
+	c.kube = clients.Core
 	return c, nil
 }
 
@@ -251,6 +259,9 @@ func (c *Cluster) AdminConfig() *rest.Config { return rest.CopyConfig(c.admin) }
 
 // Core is an admin clientset.
 func (c *Cluster) Core() kubernetes.Interface { return c.core }
+
+// Kube is an admin kubeclient.Core: the client toposcope itself uses.
+func (c *Cluster) Kube() *kubeclient.Core { return c.kube }
 
 // Dynamic is an admin dynamic client.
 func (c *Cluster) Dynamic() dynamic.Interface { return c.dyn }

@@ -192,7 +192,7 @@ func (o *agentOptions) publisher(stdout io.Writer) (func(context.Context, provid
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		steps = append(steps, func(ctx context.Context, f providers.NodeFacts) error {
-			_, err := agent.Annotate(ctx, clients.Core, f)
+			_, err := agent.Annotate(ctx, clients.Core.Nodes(), f)
 			return err
 		})
 	}

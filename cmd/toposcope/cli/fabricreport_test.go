@@ -59,7 +59,7 @@ func TestFabricReportCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "into ConfigMap "+target) {
 		t.Fatalf("fabric-report: %+v", r)
 	}
-	read, _, err := infiniband.ReportConfigMap{Core: c.Core(), Namespace: ns, Name: "fabric"}.Read(ctx)
+	read, _, err := infiniband.ReportConfigMap{Core: c.Kube(), Namespace: ns, Name: "fabric"}.Read(ctx)
 	if err != nil || string(read) != string(good) {
 		t.Fatalf("read back: %d bytes, %v; want the %d bytes written", len(read), err, len(good))
 	}
