@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 
 	"github.com/toposcope/toposcope/cmd/toposcope/buildinfo"
 )
@@ -37,11 +36,7 @@ func newManCmd(env *Env) *cobra.Command {
 			if err := os.MkdirAll(args[0], 0o755); err != nil {
 				return fmt.Errorf("manual pages: %w", err)
 			}
-			root := cmd.Root()
-			root.DisableAutoGenTag = true
-			header := &doc.GenManHeader{Title: "TOPOSCOPE", Section: "1", Date: &when,
-				Source: "toposcope " + buildinfo.Version(), Manual: "User Commands"}
-			if err := doc.GenManTree(root, header, args[0]); err != nil {
+			if err := writeManTree(cmd.Root(), manHeader{date: when, source: "toposcope " + buildinfo.Version()}, args[0]); err != nil {
 				return fmt.Errorf("manual pages: %w", err)
 			}
 			_, err := fmt.Fprintf(env.Stdout, "toposcope: manual pages written to %s\n", args[0])
