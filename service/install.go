@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -19,7 +18,7 @@ import (
 // install compares a discovered graph with the current one and accepts,
 // refuses or ignores it, then records the run.
 func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) error {
-	data, err := json.Marshal(g)
+	data, err := g.MarshalJSON() // not json.Marshal(g): it would copy and keep the whole document again
 	if err != nil {
 		run.Outcome, run.Error = store.OutcomeFailed, err.Error()
 		return errors.Join(fmt.Errorf("encode graph: %w", err), l.record(ctx, run, false))
@@ -38,7 +37,11 @@ func (l *Loop) install(ctx context.Context, run *store.Run, g *topology.Graph) e
 		if st.Pending != nil {
 			l.log.Info("shrink guard: topology recovered", "pending", st.Pending.ID)
 		}
-		return l.record(ctx, run, st.Pending != nil)
+		err := l.record(ctx, run, st.Pending != nil)
+		// The discovered copy and its encoding are garbage: give their
+		// memory back, as after a change (below).
+		debug.FreeOSMemory()
+		return err
 	}
 
 	var diff *store.Diff

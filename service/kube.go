@@ -142,7 +142,7 @@ func (l *Loop) publishDigest(digest string) string {
 func (l *Loop) Adopt(ctx context.Context, g *topology.Graph) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	data, err := json.Marshal(g)
+	data, err := g.MarshalJSON() // not json.Marshal(g): it would copy and keep the whole document again
 	if err != nil {
 		return false, fmt.Errorf("encode graph: %w", err)
 	}
