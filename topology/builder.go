@@ -34,6 +34,7 @@ type Builder struct {
 	// makes none. want is the size Grow announced.
 	nodes     []Node
 	index     map[string]int
+	next      int // the position after the node node last found
 	want      int
 	built     bool
 	switches  map[string]SwitchInfo
@@ -68,14 +69,20 @@ func (b *Builder) fail(err error) {
 // AddNode declares a node. Adding the same node again with identical data
 // is allowed; different data is an error. Leaf, Domain and SubDomain are
 // ignored: use AttachNode, AddPath and AddToDomain.
-func (b *Builder) AddNode(n Node) {
+func (b *Builder) AddNode(n Node) { b.addNode(n, true) }
+
+// addNode is AddNode; with clone unset, the Builder takes n's Attributes map
+// as it is instead of a copy (the caller gives it up).
+func (b *Builder) addNode(n Node, clone bool) {
 	if err := CheckNodeName(n.Name); err != nil {
 		b.fail(fmt.Errorf("node %q: %w", n.Name, err))
 		return
 	}
 	n.Leaf, n.Domain, n.SubDomain = "", "", ""
-	if b.index == nil && (len(b.nodes) == 0 || naturalCmp(b.nodes[len(b.nodes)-1].Name, n.Name) < 0) {
+	if clone {
 		n.Attributes = maps.Clone(n.Attributes)
+	}
+	if b.index == nil && (len(b.nodes) == 0 || naturalCmp(b.nodes[len(b.nodes)-1].Name, n.Name) < 0) {
 		b.nodes = append(b.nodes, n)
 		return
 	}
@@ -85,7 +92,6 @@ func (b *Builder) AddNode(n Node) {
 		}
 		return
 	}
-	n.Attributes = maps.Clone(n.Attributes)
 	b.index[n.Name] = len(b.nodes)
 	b.nodes = append(b.nodes, n)
 }
@@ -117,10 +123,18 @@ func (b *Builder) node(name string) (*Node, bool) {
 	if k := len(b.nodes) - 1; k >= 0 && b.nodes[k].Name == name {
 		return &b.nodes[k], true
 	}
+	// Nodes are mostly looked up in the order they were added (a switch's
+	// or a domain's nodes, one after another): try the one after the
+	// node found last before making or asking the index.
+	if k := b.next; k < len(b.nodes) && b.nodes[k].Name == name {
+		b.next = k + 1
+		return &b.nodes[k], true
+	}
 	i, ok := b.indexed()[name]
 	if !ok {
 		return nil, false
 	}
+	b.next = i + 1
 	return &b.nodes[i], true
 }
 

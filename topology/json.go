@@ -12,6 +12,63 @@ type graphJSON struct {
 	Domains  []Domain `json:"domains"`
 }
 
+// topLevelArrayLens returns, for each key of the JSON object data whose
+// value is an array, how many elements that array holds, in one pass.
+// It only sizes slices before encoding/json fills them (encoding/json
+// appends within a slice's capacity, and otherwise grows it by half again
+// as it goes: three allocations and copies of a 100,000-node table).
+// Malformed input gives wrong counts, never an error: encoding/json
+// reports it.
+func topLevelArrayLens(data []byte) map[string]int {
+	lens := map[string]int{}
+	depth, start, count := 0, 0, 0
+	inString, escaped, nonEmpty := false, false, false
+	key, current := "", ""
+	for i, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if depth == 1 {
+					key = string(data[start:i])
+				}
+			}
+			continue
+		}
+		if depth >= 2 && !isJSONSpace(c) && (depth > 2 || (c != ',' && c != ']')) {
+			nonEmpty = true // an element's first byte
+		}
+		switch c {
+		case '"':
+			inString, start = true, i+1
+		case '[', '{':
+			depth++
+			if depth == 2 && c == '[' {
+				current, count, nonEmpty = key, 0, false
+			}
+		case ']', '}':
+			if depth == 2 && c == ']' {
+				if nonEmpty {
+					count++
+				}
+				lens[current] = count
+			}
+			depth--
+		case ',':
+			if depth == 2 {
+				count++
+			}
+		}
+	}
+	return lens
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // jsonChunk is how many items MarshalJSON encodes in one call of
 // encoding/json. encoding/json keeps the buffer each call grew in a pool
 // for the next call: one call for a whole graph would leave a buffer of
@@ -75,15 +132,31 @@ func appendJSONList[T any](parts [][]byte, items []T) ([][]byte, error) {
 // UnmarshalJSON decodes what MarshalJSON wrote and rebuilds (and so
 // re-validates) the graph.
 func (g *Graph) UnmarshalJSON(data []byte) error {
-	var w graphJSON
+	lens := topLevelArrayLens(data)
+	w := graphJSON{Nodes: make([]Node, 0, lens["nodes"]), Switches: make([]Switch, 0, lens["switches"]),
+		Domains: make([]Domain, 0, lens["domains"])}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	b := NewBuilder()
-	for _, n := range w.Nodes {
-		b.AddNode(n)
+	// The Builder keeps its nodes in the decoded array (each is read
+	// before its own or a later position is written) and takes their
+	// decoded attribute maps; the domain and sub-domain IDs, decoded once
+	// per node, are kept once per domain.
+	b.nodes = w.Nodes[:0]
+	ids := make(map[string]string)
+	intern := func(s string) string {
+		if v, ok := ids[s]; ok {
+			return v
+		}
+		ids[s] = s
+		return s
+	}
+	for i := range w.Nodes {
+		n := w.Nodes[i]
+		b.addNode(n, false)
 		if n.Domain != "" {
-			b.AddToDomain(n.Name, n.Domain, n.SubDomain)
+			b.AddToDomain(n.Name, intern(n.Domain), intern(n.SubDomain))
 		}
 	}
 	for _, s := range w.Switches {

@@ -102,3 +102,19 @@ func BenchmarkMarshalJSON(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkUnmarshalJSON reads back a 100,000-node graph, as the service
+// does with its current snapshot when it starts.
+func BenchmarkUnmarshalJSON(b *testing.B) {
+	data, err := wireGraph(&testing.T{}, 100000).MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var g topology.Graph
+		if err := json.Unmarshal(data, &g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
