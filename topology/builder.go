@@ -29,12 +29,13 @@ type Builder struct {
 	// placements made so far. index maps a name to its position; it is
 	// nil while the nodes have come in strictly increasing natural order,
 	// which rules out a repeat, and the node looked up is the last one
-	// added: it is made on the first other use (indexed), so that a
-	// provider that adds its nodes sorted, each with its placements,
-	// makes none. want is the size Grow announced.
+	// added or the one after the last found: it is made on the first
+	// other use (indexed), so that a provider that adds its nodes sorted,
+	// each with its placements, makes none, nor does a reader that places
+	// them in the order they were added. want is the size Grow announced.
 	nodes     []Node
 	index     map[string]int
-	next      int // the position after the node node last found
+	next      int // the position after the node that node() found last
 	want      int
 	built     bool
 	switches  map[string]SwitchInfo
