@@ -123,14 +123,15 @@ type Resource[T any, PT object[T], L any, PL object[L]] struct {
 	namespace string
 }
 
-func (r Resource[T, PT, L, PL]) request(verb func() *rest.Request) *rest.Request {
-	return verb().NamespaceIfScoped(r.namespace, r.namespace != "").Resource(r.resource)
+// request aims req at the resource, in its namespace when it has one.
+func (r Resource[T, PT, L, PL]) request(req *rest.Request) *rest.Request {
+	return req.NamespaceIfScoped(r.namespace, r.namespace != "").Resource(r.resource)
 }
 
 // Get reads the named object.
 func (r Resource[T, PT, L, PL]) Get(ctx context.Context, name string, opts metav1.GetOptions) (PT, error) {
 	out := PT(new(T))
-	if err := r.request(r.client.Get).Name(name).VersionedParams(&opts, r.params).Do(ctx).Into(out); err != nil {
+	if err := r.request(r.client.Get()).Name(name).VersionedParams(&opts, r.params).Do(ctx).Into(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -139,7 +140,7 @@ func (r Resource[T, PT, L, PL]) Get(ctx context.Context, name string, opts metav
 // List reads one page of the objects opts selects.
 func (r Resource[T, PT, L, PL]) List(ctx context.Context, opts metav1.ListOptions) (PL, error) {
 	out := PL(new(L))
-	if err := r.request(r.client.Get).VersionedParams(&opts, r.params).Do(ctx).Into(out); err != nil {
+	if err := r.request(r.client.Get()).VersionedParams(&opts, r.params).Do(ctx).Into(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -148,13 +149,13 @@ func (r Resource[T, PT, L, PL]) List(ctx context.Context, opts metav1.ListOption
 // Watch watches the objects opts selects.
 func (r Resource[T, PT, L, PL]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return r.request(r.client.Get).VersionedParams(&opts, r.params).Watch(ctx)
+	return r.request(r.client.Get()).VersionedParams(&opts, r.params).Watch(ctx)
 }
 
 // Create creates obj and returns what the server stored.
 func (r Resource[T, PT, L, PL]) Create(ctx context.Context, obj PT, opts metav1.CreateOptions) (PT, error) {
 	out := PT(new(T))
-	if err := r.request(r.client.Post).VersionedParams(&opts, r.params).Body(obj).Do(ctx).Into(out); err != nil {
+	if err := r.request(r.client.Post()).VersionedParams(&opts, r.params).Body(obj).Do(ctx).Into(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -168,7 +169,7 @@ func (r Resource[T, PT, L, PL]) Update(ctx context.Context, obj PT, opts metav1.
 		return nil, fmt.Errorf("update %s: object has no metadata", r.resource)
 	}
 	out := PT(new(T))
-	if err := r.request(r.client.Put).Name(meta.GetName()).VersionedParams(&opts, r.params).Body(obj).Do(ctx).Into(out); err != nil {
+	if err := r.request(r.client.Put()).Name(meta.GetName()).VersionedParams(&opts, r.params).Body(obj).Do(ctx).Into(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -178,7 +179,7 @@ func (r Resource[T, PT, L, PL]) Update(ctx context.Context, obj PT, opts metav1.
 // subresources.
 func (r Resource[T, PT, L, PL]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (PT, error) {
 	out := PT(new(T))
-	if err := r.request(func() *rest.Request { return r.client.Patch(pt) }).Name(name).SubResource(subresources...).
+	if err := r.request(r.client.Patch(pt)).Name(name).SubResource(subresources...).
 		VersionedParams(&opts, r.params).Body(data).Do(ctx).Into(out); err != nil {
 		return nil, err
 	}

@@ -13,9 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/toposcope/toposcope/internal/config"
-	"github.com/toposcope/toposcope/placement"
-
 	"github.com/toposcope/toposcope/internal/kubeclient"
+	"github.com/toposcope/toposcope/placement"
 )
 
 // ErrAnnotation is wrapped when a pod's annotation cannot be read.

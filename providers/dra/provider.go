@@ -19,10 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/toposcope/toposcope/internal/hostlist"
+	"github.com/toposcope/toposcope/internal/kubeclient"
 	"github.com/toposcope/toposcope/providers"
 	"github.com/toposcope/toposcope/topology"
-
-	"github.com/toposcope/toposcope/internal/kubeclient"
 )
 
 // Name is the provider's registered name.
