@@ -67,6 +67,16 @@ func topLevelArrayLens(data []byte) map[string]int {
 	return lens
 }
 
+// minItemJSON is the fewest bytes a node, switch or domain takes in
+// MarshalJSON's form ({"name":"a","gpus":0}, {"id":"a","name":"a"}).
+const minItemJSON = 20
+
+// presize is the capacity to make for count elements counted in a
+// document of size bytes: at most one per minItemJSON bytes, so that a
+// document of tiny elements ([1,1,1,...]) never makes a table larger than
+// a real graph of its size would, before encoding/json refuses it.
+func presize(count, size int) int { return min(count, size/minItemJSON) }
+
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // jsonChunk is how many items MarshalJSON encodes in one call of
@@ -133,8 +143,9 @@ func appendJSONList[T any](parts [][]byte, items []T) ([][]byte, error) {
 // re-validates) the graph.
 func (g *Graph) UnmarshalJSON(data []byte) error {
 	lens := topLevelArrayLens(data)
-	w := graphJSON{Nodes: make([]Node, 0, lens["nodes"]), Switches: make([]Switch, 0, lens["switches"]),
-		Domains: make([]Domain, 0, lens["domains"])}
+	w := graphJSON{Nodes: make([]Node, 0, presize(lens["nodes"], len(data))),
+		Switches: make([]Switch, 0, presize(lens["switches"], len(data))),
+		Domains:  make([]Domain, 0, presize(lens["domains"], len(data)))}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"maps"
+	"strings"
 	"testing"
 )
 
@@ -23,5 +24,22 @@ func TestTopLevelArrayLens(t *testing.T) {
 		if got := topLevelArrayLens([]byte(tt.in)); !maps.Equal(got, tt.want) {
 			t.Errorf("topLevelArrayLens(%s) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestPresizeBounded: elements far smaller than any real node do not
+// make a table larger than a real graph of the same size would.
+func TestPresizeBounded(t *testing.T) {
+	t.Parallel()
+	doc := []byte(`{"nodes":[` + strings.Repeat("1,", 99999) + `1]}`)
+	n := topLevelArrayLens(doc)["nodes"]
+	if n != 100000 {
+		t.Fatalf("counted %d elements, want 100000", n)
+	}
+	if got := presize(n, len(doc)); got > len(doc)/minItemJSON || got >= n {
+		t.Errorf("presize(%d, %d) = %d, want at most %d", n, len(doc), got, len(doc)/minItemJSON)
+	}
+	if got := presize(3, 1000); got != 3 {
+		t.Errorf("presize(3, 1000) = %d, want 3", got)
 	}
 }
